@@ -1,0 +1,333 @@
+"""The configuration schema of SPEC §1.5, validated with pydantic v2.
+
+Every key here is public interface. Durations are seconds (float) after validation; they accept
+numbers of seconds or strings with a unit (`300ms`, `60s`, `12h`). Sizes accept `32MiB` etc.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+
+_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(b|kb|kib|mb|mib|gb|gib)?\s*$", re.IGNORECASE)
+_SIZE_UNITS = {
+    "b": 1,
+    "kb": 1000,
+    "kib": 1024,
+    "mb": 1000**2,
+    "mib": 1024**2,
+    "gb": 1000**3,
+    "gib": 1024**3,
+    None: 1,
+}
+
+
+def parse_duration(value: Any) -> float:
+    """`300ms` → 0.3, `60s` → 60, `12h` → 43200, `5` → 5.0 (seconds)."""
+    if isinstance(value, bool):
+        raise ValueError("a duration is a number of seconds or a string like '60s', '300ms', '12h'")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise ValueError("a duration cannot be negative")
+        return float(value)
+    if isinstance(value, str):
+        m = _DURATION_RE.match(value)
+        if m:
+            return float(m.group(1)) * _DURATION_UNITS[m.group(2)]
+    raise ValueError(f"invalid duration {value!r}: use seconds or a string like '300ms', '60s', '5m', '12h', '1d'")
+
+
+def parse_size(value: Any) -> int:
+    """`32MiB` → 33554432; plain numbers are bytes."""
+    if isinstance(value, bool):
+        raise ValueError("a size is a number of bytes or a string like '32MiB'")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise ValueError("a size cannot be negative")
+        return int(value)
+    if isinstance(value, str):
+        m = _SIZE_RE.match(value)
+        if m:
+            unit = m.group(2).lower() if m.group(2) else None
+            return int(float(m.group(1)) * _SIZE_UNITS[unit])
+    raise ValueError(f"invalid size {value!r}: use bytes or a string like '512KiB', '32MiB'")
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration)]
+Size = Annotated[int, BeforeValidator(parse_size)]
+
+EFFORT_TIERS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+Effort = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
+ProviderKind = Literal["openai", "anthropic", "vercel", "openrouter"]
+Strategy = Literal[
+    "priority", "round-robin", "weighted-random", "least-used", "fastest", "cheapest", "throughput", "score"
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class ServerConfig(_Model):
+    host: str = "127.0.0.1"
+    port: int = Field(4000, ge=0, le=65535)
+    api_keys: list[str] = Field(default_factory=list)
+    admin_token: str | None = None
+    max_body: Size = 32 * 1024**2
+
+    @field_validator("admin_token", mode="before")
+    @classmethod
+    def _empty_token_is_none(cls, v: Any) -> Any:
+        return None if v == "" else v
+
+
+class StateConfig(_Model):
+    backend: Literal["memory", "sqlite", "redis"] = "sqlite"
+    path: str = "~/.local/state/modelpool/state.db"
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    persist_ttl: Duration = 24 * 3600.0
+
+
+class TimeoutsConfig(_Model):
+    """Per-attempt upstream timeouts (SPEC §3.2). Not in the SPEC's sample; defaults suit chat models."""
+
+    connect: Duration = 10.0
+    first_byte: Duration = 120.0
+    idle: Duration = 120.0
+
+
+class ModelInfo(_Model):
+    context_window: int | None = Field(None, gt=0)
+    efforts: list[Effort] | None = None
+    input: list[Literal["text", "image", "audio", "file"]] | None = None
+    tools: bool | None = None
+
+
+class PeriodCost(_Model):
+    peak: float = Field(ge=0)
+    off_peak: float = Field(ge=0)
+
+
+CostHint = float | PeriodCost
+
+
+class ProviderConfig(_Model):
+    id: str = Field(min_length=1)
+    kind: ProviderKind = "openai"
+    name: str | None = None
+    base_url: str
+    api_key: str | None = None
+    api_key_env: str | None = None
+    models: list[str] | None = None
+    model_info: dict[str, ModelInfo] = Field(default_factory=dict)
+    weight: float = Field(1.0, ge=0)
+    cost: CostHint | None = None
+    cache_lifetime: Duration | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("id")
+    @classmethod
+    def _id_has_no_slash(cls, v: str) -> str:
+        if "/" in v or v.strip() != v:
+            raise ValueError("a provider id may not contain '/' or surrounding spaces")
+        return v
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, v: str) -> str:
+        if not re.match(r"^https?://[^\s/]+", v):
+            raise ValueError(f"base_url must be an http(s) URL, got {v!r}")
+        return v
+
+    @property
+    def display_name(self) -> str:
+        return self.name or self.id
+
+
+class GroupConfig(_Model):
+    id: str = Field(min_length=1)
+    name: str | None = None
+    models: list[str] = Field(min_length=1)
+    merge: bool = True
+
+
+def _default_groups() -> list[GroupConfig]:
+    return [
+        GroupConfig(
+            id="deepseek-v4.1-flash",
+            name="DeepSeek V4.1 Flash",
+            models=["deepseek-v4.1-flash*", "deepseek-flash"],
+        ),
+        GroupConfig(id="glm-5.3-flash", name="GLM 5.3 Flash", models=["glm-5.3-flash*"]),
+    ]
+
+
+class ScoreWeights(_Model):
+    connectivity: float = Field(0.5, ge=0)
+    speed: float = Field(0.3, ge=0)
+
+
+class PoolConfig(_Model):
+    strategy: Strategy = "fastest"
+    sticky: bool = True
+    fallback: bool = True
+    model_fallback: Literal["off", "same-family", "any"] = "off"
+    max_attempts: int = Field(4, ge=1, le=8)
+    retries_per_route: int = Field(2, ge=0, le=5)
+    retry_backoff: Duration = 0.3
+    cooldown: Duration = 60.0
+    max_cooldown: Duration = 1800.0
+    quota_cooldown: Duration = Field(12 * 3600.0, le=26 * 3600.0)
+    quota_reset_hour: int = Field(0, ge=0, le=23)
+    provider_order: list[str] = Field(default_factory=list)
+    include: list[str] = Field(default_factory=list)
+    exclude: list[str] = Field(default_factory=list)
+    exclude_models: list[str] = Field(default_factory=list)
+    exclude_patterns: list[str] = Field(default_factory=list)
+    disabled: list[str] = Field(default_factory=list)
+    enabled: list[str] = Field(default_factory=list)
+    disabled_providers: list[str] = Field(default_factory=list)
+    twin_suffixes: list[str] = Field(default_factory=lambda: ["-vision"])
+    weights: dict[str, float] = Field(default_factory=dict)
+    costs: dict[str, CostHint] = Field(default_factory=dict)
+    prefer_same_model: bool = True
+    score_weights: ScoreWeights = Field(default_factory=ScoreWeights)
+    confirm_switch: Literal["off", "ask"] = "off"
+    confirm_timeout: Duration = 20.0
+    notice: Literal["header", "inline"] = "header"
+    purposes: list[str] = Field(default_factory=lambda: ["compaction", "session-title"])
+    groups: list[GroupConfig] = Field(default_factory=_default_groups)
+
+    @field_validator("confirm_timeout")
+    @classmethod
+    def _confirm_bounds(cls, v: float) -> float:
+        if not 1.0 <= v <= 600.0:
+            raise ValueError("confirm_timeout must be between 1s and 10m")
+        return v
+
+    @field_validator("confirm_switch", mode="before")
+    @classmethod
+    def _yaml_off(cls, v: Any) -> Any:
+        # YAML 1.1 reads a bare `off` as False.
+        return "off" if v is False else v
+
+    @field_validator("model_fallback", mode="before")
+    @classmethod
+    def _yaml_off_fallback(cls, v: Any) -> Any:
+        return "off" if v is False else v
+
+
+_WINDOW_RE = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)-(([01]\d|2[0-3]):([0-5]\d)|24:00)$")
+
+
+class PeakConfig(_Model):
+    enabled: bool = True
+    time_zone: str = "Asia/Shanghai"
+    windows: list[str] = Field(default_factory=lambda: ["09:00-12:00", "14:00-18:00"])
+    weekdays: list[int] = Field(default_factory=lambda: [1, 2, 3, 4, 5])
+    makeup_workdays: list[str] = Field(default_factory=list)
+    peak_provider_order: list[str] = Field(default_factory=list)
+    off_peak_provider_order: list[str] = Field(default_factory=list)
+
+    @field_validator("windows")
+    @classmethod
+    def _windows(cls, v: list[str]) -> list[str]:
+        for w in v:
+            m = _WINDOW_RE.match(w)
+            if not m:
+                raise ValueError(f"invalid window {w!r}: use 'HH:MM-HH:MM' (24:00 allowed as an end)")
+            start, end = w.split("-")
+            if end != "24:00" and end <= start:
+                raise ValueError(f"window {w!r} ends before it starts")
+        return v
+
+    @field_validator("weekdays")
+    @classmethod
+    def _weekdays(cls, v: list[int]) -> list[int]:
+        for d in v:
+            if not 1 <= d <= 7:
+                raise ValueError(f"weekday {d} is not an ISO weekday (1=Mon … 7=Sun)")
+        return v
+
+    @field_validator("time_zone")
+    @classmethod
+    def _tz(cls, v: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown time zone {v!r}") from exc
+        return v
+
+    @field_validator("makeup_workdays")
+    @classmethod
+    def _dates(cls, v: list[str]) -> list[str]:
+        return [_check_date(d) for d in v]
+
+
+def _check_date(d: Any) -> str:
+    import datetime as _dt
+
+    s = d.isoformat() if isinstance(d, _dt.date) else str(d)
+    try:
+        _dt.date.fromisoformat(s)
+    except ValueError as exc:
+        raise ValueError(f"invalid date {d!r}: use YYYY-MM-DD") from exc
+    return s
+
+
+class HolidaysConfig(_Model):
+    sync: bool = True
+    source: str = "holiday-cn"
+    url_template: str = ""
+    cache_days: float = Field(30, ge=0)
+    update_days: float = Field(7, gt=0)
+    override: list[str] = Field(default_factory=list)
+
+    @field_validator("override", mode="before")
+    @classmethod
+    def _dates(cls, v: Any) -> Any:
+        return [_check_date(d) for d in v] if isinstance(v, list) else v
+
+    @field_validator("source", mode="before")
+    @classmethod
+    def _yaml_off(cls, v: Any) -> Any:
+        return "off" if v is False else v
+
+
+class GatewayRankingConfig(_Model):
+    enabled: bool = True
+    stats_ttl: Duration = 900.0
+    min_uptime: float = Field(90, ge=0, le=100)
+
+
+class Config(_Model):
+    server: ServerConfig = Field(default_factory=ServerConfig)
+    state: StateConfig = Field(default_factory=StateConfig)
+    timeouts: TimeoutsConfig = Field(default_factory=TimeoutsConfig)
+    providers: list[ProviderConfig] = Field(default_factory=list)
+    aliases: dict[str, str] = Field(default_factory=dict)
+    pool: PoolConfig = Field(default_factory=PoolConfig)
+    peak: PeakConfig = Field(default_factory=PeakConfig)
+    holidays: HolidaysConfig = Field(default_factory=HolidaysConfig)
+    gateway_ranking: GatewayRankingConfig = Field(default_factory=GatewayRankingConfig)
+
+    @model_validator(mode="after")
+    def _unique_provider_ids(self) -> Config:
+        seen: set[str] = set()
+        for p in self.providers:
+            if p.id in seen:
+                raise ValueError(f"duplicate provider id {p.id!r}")
+            seen.add(p.id)
+        return self
+
+    def provider(self, provider_id: str) -> ProviderConfig | None:
+        for p in self.providers:
+            if p.id == provider_id:
+                return p
+        return None
