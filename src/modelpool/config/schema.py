@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
@@ -38,7 +38,9 @@ def parse_duration(value: Any) -> float:
         m = _DURATION_RE.match(value)
         if m:
             return float(m.group(1)) * _DURATION_UNITS[m.group(2)]
-    raise ValueError(f"invalid duration {value!r}: use seconds or a string like '300ms', '60s', '5m', '12h', '1d'")
+    raise ValueError(
+        f"invalid duration {value!r}: use seconds or a string like '300ms', '60s', '5m', '12h', '1d'"
+    )
 
 
 def parse_size(value: Any) -> int:
@@ -74,10 +76,16 @@ class _Model(BaseModel):
 
 class ServerConfig(_Model):
     host: str = "127.0.0.1"
-    port: int = Field(4000, ge=0, le=65535)
+    port: int = Field(default=4000, ge=0, le=65535)
     api_keys: list[str] = Field(default_factory=list)
     admin_token: str | None = None
     max_body: Size = 32 * 1024**2
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _drop_empty_keys(cls, v: Any) -> Any:
+        # `api_keys: [${CLIENT_KEY}]` with the variable unset must not make "" a valid client key.
+        return [k for k in v if k != ""] if isinstance(v, list) else v
 
     @field_validator("admin_token", mode="before")
     @classmethod
@@ -96,15 +104,22 @@ class TimeoutsConfig(_Model):
     """Per-attempt upstream timeouts (SPEC §3.2). Not in the SPEC's sample; defaults suit chat models."""
 
     connect: Duration = 10.0
-    first_byte: Duration = 120.0
-    idle: Duration = 120.0
+    first_byte: Duration = 60.0  # streaming: until the first reasoning/answer event
+    idle: Duration = 120.0  # between two reads of a stream
+    response: Duration = 600.0  # non-streaming: until the whole answer arrived
 
 
 class ModelInfo(_Model):
-    context_window: int | None = Field(None, gt=0)
+    context_window: int | None = Field(default=None, gt=0)
     efforts: list[Effort] | None = None
     input: list[Literal["text", "image", "audio", "file"]] | None = None
     tools: bool | None = None
+
+    @field_validator("efforts", mode="before")
+    @classmethod
+    def _yaml_off_effort(cls, v: Any) -> Any:
+        # YAML 1.1 reads `efforts: [off, high]` as [False, "high"].
+        return ["off" if e is False else e for e in v] if isinstance(v, list) else v
 
 
 class PeriodCost(_Model):
@@ -124,7 +139,7 @@ class ProviderConfig(_Model):
     api_key_env: str | None = None
     models: list[str] | None = None
     model_info: dict[str, ModelInfo] = Field(default_factory=dict)
-    weight: float = Field(1.0, ge=0)
+    weight: float = Field(default=1.0, ge=0)
     cost: CostHint | None = None
     cache_lifetime: Duration | None = None
     headers: dict[str, str] = Field(default_factory=dict)
@@ -135,6 +150,12 @@ class ProviderConfig(_Model):
         if "/" in v or v.strip() != v:
             raise ValueError("a provider id may not contain '/' or surrounding spaces")
         return v
+
+    @field_validator("api_key", mode="before")
+    @classmethod
+    def _empty_key_is_none(cls, v: Any) -> Any:
+        # `api_key: ${UNSET}` substitutes to "": treat as "no inline key" so api_key_env still applies.
+        return None if v == "" else v
 
     @field_validator("base_url")
     @classmethod
@@ -167,8 +188,8 @@ def _default_groups() -> list[GroupConfig]:
 
 
 class ScoreWeights(_Model):
-    connectivity: float = Field(0.5, ge=0)
-    speed: float = Field(0.3, ge=0)
+    connectivity: float = Field(default=0.5, ge=0)
+    speed: float = Field(default=0.3, ge=0)
 
 
 class PoolConfig(_Model):
@@ -176,13 +197,13 @@ class PoolConfig(_Model):
     sticky: bool = True
     fallback: bool = True
     model_fallback: Literal["off", "same-family", "any"] = "off"
-    max_attempts: int = Field(4, ge=1, le=8)
-    retries_per_route: int = Field(2, ge=0, le=5)
+    max_attempts: int = Field(default=4, ge=1, le=8)
+    retries_per_route: int = Field(default=2, ge=0, le=5)
     retry_backoff: Duration = 0.3
     cooldown: Duration = 60.0
     max_cooldown: Duration = 1800.0
-    quota_cooldown: Duration = Field(12 * 3600.0, le=26 * 3600.0)
-    quota_reset_hour: int = Field(0, ge=0, le=23)
+    quota_cooldown: Duration = 12 * 3600.0
+    quota_reset_hour: int = Field(default=0, ge=0, le=23)
     provider_order: list[str] = Field(default_factory=list)
     include: list[str] = Field(default_factory=list)
     exclude: list[str] = Field(default_factory=list)
@@ -202,6 +223,25 @@ class PoolConfig(_Model):
     purposes: list[str] = Field(default_factory=lambda: ["compaction", "session-title"])
     groups: list[GroupConfig] = Field(default_factory=_default_groups)
 
+    @field_validator("quota_cooldown")
+    @classmethod
+    def _quota_ceiling(cls, v: float) -> float:
+        if v > 26 * 3600.0:
+            raise ValueError("quota_cooldown may not exceed 26h")
+        return v
+
+    @field_validator("exclude_patterns")
+    @classmethod
+    def _drop_bad_regexes(cls, v: list[str]) -> list[str]:
+        # SPEC §1.5: invalid patterns are skipped (the loader warns), so consumers may compile blindly.
+        return [p for p in v if _is_regex(p)]
+
+    @field_validator("groups")
+    @classmethod
+    def _unique_group_ids(cls, v: list[GroupConfig]) -> list[GroupConfig]:
+        _check_unique([g.id for g in v], "group id")
+        return v
+
     @field_validator("confirm_timeout")
     @classmethod
     def _confirm_bounds(cls, v: float) -> float:
@@ -219,6 +259,22 @@ class PoolConfig(_Model):
     @classmethod
     def _yaml_off_fallback(cls, v: Any) -> Any:
         return "off" if v is False else v
+
+
+def _is_regex(pattern: str) -> bool:
+    try:
+        re.compile(pattern)
+    except re.error:
+        return False
+    return True
+
+
+def _check_unique(ids: list[str], what: str) -> None:
+    seen: set[str] = set()
+    for i in ids:
+        if i in seen:
+            raise ValueError(f"duplicate {what} {i!r}")
+        seen.add(i)
 
 
 _WINDOW_RE = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)-(([01]\d|2[0-3]):([0-5]\d)|24:00)$")
@@ -264,10 +320,11 @@ class PeakConfig(_Model):
             raise ValueError(f"unknown time zone {v!r}") from exc
         return v
 
-    @field_validator("makeup_workdays")
+    @field_validator("makeup_workdays", mode="before")
     @classmethod
-    def _dates(cls, v: list[str]) -> list[str]:
-        return [_check_date(d) for d in v]
+    def _dates(cls, v: Any) -> Any:
+        # Before-mode: YAML turns an unquoted 2025-09-28 into a datetime.date.
+        return [_check_date(d) for d in v] if isinstance(v, list) else v
 
 
 def _check_date(d: Any) -> str:
@@ -285,8 +342,8 @@ class HolidaysConfig(_Model):
     sync: bool = True
     source: str = "holiday-cn"
     url_template: str = ""
-    cache_days: float = Field(30, ge=0)
-    update_days: float = Field(7, gt=0)
+    cache_days: float = Field(default=30, ge=0)
+    update_days: float = Field(default=7, gt=0)
     override: list[str] = Field(default_factory=list)
 
     @field_validator("override", mode="before")
@@ -303,7 +360,7 @@ class HolidaysConfig(_Model):
 class GatewayRankingConfig(_Model):
     enabled: bool = True
     stats_ttl: Duration = 900.0
-    min_uptime: float = Field(90, ge=0, le=100)
+    min_uptime: float = Field(default=90, ge=0, le=100)
 
 
 class Config(_Model):
@@ -317,14 +374,12 @@ class Config(_Model):
     holidays: HolidaysConfig = Field(default_factory=HolidaysConfig)
     gateway_ranking: GatewayRankingConfig = Field(default_factory=GatewayRankingConfig)
 
-    @model_validator(mode="after")
-    def _unique_provider_ids(self) -> Config:
-        seen: set[str] = set()
-        for p in self.providers:
-            if p.id in seen:
-                raise ValueError(f"duplicate provider id {p.id!r}")
-            seen.add(p.id)
-        return self
+    @field_validator("providers")
+    @classmethod
+    def _unique_provider_ids(cls, v: list[ProviderConfig]) -> list[ProviderConfig]:
+        # A field validator (not a model validator) so the error carries the path `providers`.
+        _check_unique([p.id for p in v], "provider id")
+        return v
 
     def provider(self, provider_id: str) -> ProviderConfig | None:
         for p in self.providers:

@@ -1,0 +1,129 @@
+"""`modelpool …` — the command line (SPEC §1.3).
+
+Imports of the server stack happen inside the commands so `modelpool --help` stays fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+app = typer.Typer(
+    name="modelpool",
+    help="An LLM gateway: name a model once, modelpool picks the provider for every call.",
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+)
+config_app = typer.Typer(help="Configuration tools.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="Config file (default: $MODELPOOL_CONFIG, ./modelpool.yaml).")]
+UrlOpt = Annotated[str | None, typer.Option("--url", help="Gateway URL (default: $MODELPOOL_URL or http://127.0.0.1:4000).")]
+TokenOpt = Annotated[str | None, typer.Option("--token", help="Admin token (default: $MODELPOOL_ADMIN_TOKEN or the state dir).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
+
+@app.command()
+def serve(
+    config: ConfigOpt = None,
+    host: Annotated[str | None, typer.Option(help="Bind address (default from config: 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (default from config: 4000).")] = None,
+    workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
+    log_level: Annotated[str, typer.Option(help="debug | info | warning | error")] = "info",
+) -> None:
+    """Run the gateway."""
+    from modelpool.cli.serve import run_serve
+
+    raise typer.Exit(run_serve(config, host, port, workers, log_level))
+
+
+@app.command()
+def demo(
+    port: Annotated[int, typer.Option(help="Gateway port.")] = 4000,
+    rate: Annotated[float, typer.Option(help="Demo traffic: calls per second.")] = 2.0,
+    duration: Annotated[float | None, typer.Option(help="Stop after this many seconds (default: run until Ctrl-C).")] = None,
+    no_traffic: Annotated[bool, typer.Option("--no-traffic", help="Do not generate demo traffic.")] = False,
+) -> None:
+    """Run the gateway on the built-in simulated fleet with live traffic; no keys needed."""
+    from modelpool.cli.demo import run_demo
+
+    raise typer.Exit(run_demo(port=port, rate=rate, duration=duration, traffic=not no_traffic))
+
+
+@app.command()
+def sim(
+    preset: Annotated[str, typer.Option(help="demo | two-route | bench")] = "demo",
+    host: Annotated[str, typer.Option(help="Bind address.")] = "127.0.0.1",
+    config_out: Annotated[Path | None, typer.Option("--config-out", help="Write a modelpool config for this fleet.")] = None,
+) -> None:
+    """Run only the simulated provider fleet (for tests and benchmarks)."""
+    import asyncio
+
+    from modelpool.sim import run_sim
+
+    try:
+        asyncio.run(run_sim(preset=preset, host=host, config_out=config_out))
+    except KeyboardInterrupt:
+        pass
+
+
+@app.command()
+def models(url: UrlOpt = None, token: TokenOpt = None, json: JsonOpt = False, config: ConfigOpt = None) -> None:
+    """Pools, routes, capabilities and state badges."""
+    from modelpool.cli.remote import admin_get
+    from modelpool.cli.render import print_json, render_pools
+
+    data = admin_get("/admin/pools", url, token, config)
+    print_json(data) if json else render_pools(data)
+
+
+@app.command()
+def status(url: UrlOpt = None, token: TokenOpt = None, json: JsonOpt = False, config: ConfigOpt = None) -> None:
+    """Enabled state, config, state backend, pools, rests, last failures and what is in force."""
+    from modelpool.cli.remote import admin_get
+    from modelpool.cli.render import print_json, render_status
+
+    data = admin_get("/admin/status", url, token, config)
+    print_json(data) if json else render_status(data)
+
+
+@config_app.command("check")
+def config_check(file: Annotated[Path | None, typer.Argument(help="Config file to validate.")] = None, json: JsonOpt = False) -> None:
+    """Validate a config file and print every error with its key path."""
+    from modelpool.cli.render import print_json
+    from modelpool.config import ConfigError, load_config
+
+    try:
+        loaded = load_config(file)
+    except ConfigError as err:
+        if json:
+            print_json({"valid": False, "errors": err.errors})
+        else:
+            typer.echo("invalid configuration:", err=True)
+            for line in err.errors:
+                typer.echo(f"  {line}", err=True)
+        raise typer.Exit(1) from None
+    result: dict[str, Any] = {
+        "valid": True,
+        "path": str(loaded.path) if loaded.path else None,
+        "providers": [p.id for p in loaded.config.providers],
+        "warnings": loaded.warnings,
+    }
+    if json:
+        print_json(result)
+        return
+    typer.echo(f"valid: {result['path'] or '(no file: providers from the environment)'}")
+    typer.echo(f"providers: {', '.join(result['providers']) or '(none)'}")
+    for w in loaded.warnings:
+        typer.echo(f"warning: {w}")
+
+
+def run() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,88 @@
+"""Rich tables for people; `--json` prints the admin API's answer as is."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+
+STATE_STYLE = {"ok": "green", "degraded": "yellow", "unavailable": "red", "unknown": "dim", "off": "dim"}
+
+
+def print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def _fmt_remaining(seconds: float) -> str:
+    if seconds <= 0:
+        return ""
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f}h"
+    if seconds >= 60:
+        return f"{seconds / 60:.0f}m"
+    return f"{seconds:.0f}s"
+
+
+def _state_cell(row: dict[str, Any]) -> str:
+    state = row["state"]
+    text = f"[{STATE_STYLE.get(state, '')}]{state}[/]"
+    if row.get("mark"):
+        text += f" {row['mark']} {_fmt_remaining(row['rest_remaining'])}"
+    if state == "off" and row.get("off_reason"):
+        text += f" ({row['off_reason']})"
+    return text
+
+
+def render_pools(data: dict[str, Any]) -> None:
+    table = Table(title=f"pools (strategy: {data.get('strategy')})")
+    for col in ("pool", "route", "state", "TTFT", "tok/s", "ok/attempts", "images", "context", "efforts"):
+        table.add_column(col)
+    for pool in data["pools"]:
+        first = True
+        for r in pool["routes"]:
+            table.add_row(
+                pool["id"] if first else "",
+                r["route"],
+                _state_cell(r),
+                f"{r['ewma_ttft_ms']:.0f} ms" if r.get("ewma_ttft_ms") is not None else "",
+                f"{r['median_tps']:.0f}" if r.get("median_tps") is not None else "",
+                f"{r['successes']}/{r['attempts']}",
+                "yes" if r.get("images") else "",
+                str(pool.get("context_window") or "") if first else "",
+                ",".join(pool.get("efforts") or []) if first else "",
+            )
+            first = False
+    console.print(table)
+
+
+def render_status(data: dict[str, Any]) -> None:
+    console.print(f"[bold]modelpool {data['version']}[/] — enabled: {data['enabled']}")
+    console.print(f"config: {data['config_path'] or '(environment)'} (version {data['config_version']})")
+    if data.get("config_error"):
+        console.print("[red]last config edit rejected:[/]")
+        for line in data["config_error"]:
+            console.print(f"  {line}")
+    state = data["state"]
+    console.print(f"state backend: {state.get('backend')} {state.get('path') or state.get('url') or ''} healthy={state.get('healthy')}")
+    console.print(f"discovered: {data['discovered']['pools']} pools, {data['discovered']['routes']} routes")
+    for w in data.get("warnings", []):
+        console.print(f"[yellow]warning:[/] {w}")
+    table = Table(title="routes")
+    for col in ("route", "state", "TTFT", "success", "last kind"):
+        table.add_column(col)
+    for r in data["ranking"]:
+        ttft = f"{r['ewma_ttft_ms']:.0f} ms" if r.get("ewma_ttft_ms") is not None else ""
+        table.add_row(r["route"], _state_cell(r), ttft, f"{r['success_rate']:.2f}", r.get("last_error_kind") or "")
+    console.print(table)
+    if data["last_failures"]:
+        console.print("[bold]last failure seen[/]")
+        for f in data["last_failures"]:
+            console.print(f"  {f['route']}: {f['kind']} — {f['error'][:160]}")
+    console.print("[bold]in force right now[/]")
+    for s in data["in_force"]:
+        value = json.dumps(s["value"], ensure_ascii=False)
+        console.print(f"  {s['key']} = {value[:100]} [dim][{s['layer']}][/]")

@@ -1,0 +1,74 @@
+"""`modelpool serve`: load the config, check the bind is safe, run uvicorn on the gateway's ASGI app."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+from modelpool.config import ConfigError, load_config
+from modelpool.security import is_loopback
+
+
+def configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=getattr(logging, level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+
+
+def run_serve(config: Path | None, host: str | None, port: int | None, workers: int, log_level: str) -> int:
+    configure_logging(log_level)
+    try:
+        loaded = load_config(config)
+    except ConfigError as err:
+        print("invalid configuration:", file=sys.stderr)
+        for line in err.errors:
+            print(f"  {line}", file=sys.stderr)
+        return 2
+    for warning in loaded.warnings:
+        logging.getLogger("modelpool").warning(warning)
+    server = loaded.config.server
+    bind_host = host or server.host
+    bind_port = server.port if port is None else port
+    if not is_loopback(bind_host) and not server.api_keys:
+        print(
+            f"refusing to bind {bind_host}: a non-loopback address requires client keys (server.api_keys)",
+            file=sys.stderr,
+        )
+        return 2
+    if workers != 1:
+        print("--workers above 1 needs the shared state of the scale-out work (redis); use 1 for now", file=sys.stderr)
+        return 2
+    return serve_loaded(loaded, bind_host, bind_port, log_level)
+
+
+def serve_loaded(loaded, host: str, port: int, log_level: str) -> int:  # type: ignore[no-untyped-def]
+    import uvicorn
+
+    from modelpool.gateway import Gateway
+
+    gw = Gateway(loaded)
+    logging.getLogger("modelpool").info(
+        "modelpool %s on http://%s:%d — config %s", _version(), host, port, loaded.path or "(environment)"
+    )
+    uvicorn.run(
+        gw.asgi_app,
+        host=host,
+        port=port,
+        loop="uvloop",
+        http="httptools",
+        lifespan="on",
+        log_level=log_level.lower(),
+        access_log=False,
+        server_header=False,
+        timeout_graceful_shutdown=5,
+    )
+    return 0
+
+
+def _version() -> str:
+    from modelpool import __version__
+
+    return __version__

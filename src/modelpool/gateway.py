@@ -1,0 +1,247 @@
+"""`Gateway`: the library face of modelpool (SPEC §1.4). The HTTP server is a thin layer over it.
+
+It owns the long-lived parts (upstream pool, health registry, state backend, discovery, config watcher)
+and an immutable `Runtime` snapshot that is swapped whenever the effective configuration changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from modelpool.catalog import UnknownModel, build_catalog
+from modelpool.config import ConfigError, LoadedConfig, apply_layers, load_config, resolve_api_key, state_dir
+from modelpool.health.registry import HealthRegistry
+from modelpool.protocols import openai_chat as oc
+from modelpool.protocols.errors import ClientError
+from modelpool.routing.call import Call
+from modelpool.routing.measurements import RegistryMeasurements
+from modelpool.routing.planner import Planner
+from modelpool.routing.session import session_id
+from modelpool.runtime import Runtime
+from modelpool.state import StateBackend, create_backend
+from modelpool.upstream.client import UpstreamClient
+from modelpool.upstream.discovery import Discovery
+from modelpool.upstream.providers import ProviderEndpoint, build_endpoint
+from modelpool.walk.openai_relay import OpenAIOnceRelay, OpenAIStreamRelay
+from modelpool.walk.walker import Walker
+from modelpool.walk.wiring import RegistrySink
+
+log = logging.getLogger("modelpool")
+
+
+class Gateway:
+    def __init__(self, loaded: LoadedConfig, env: Mapping[str, str] | None = None) -> None:
+        self.loaded = loaded
+        self.env = dict(os.environ if env is None else env)
+        self.state_dir: Path = state_dir(loaded.config)
+        self.dashboard_layer: dict[str, Any] = {}
+        self.config_error: ConfigError | None = None
+        self.state: StateBackend = create_backend(loaded.config.state, self.state_dir)
+        self.client = UpstreamClient(loaded.config.timeouts)
+        self.discovery = Discovery(self.client)
+        self.health = HealthRegistry(
+            lambda: self.runtime.config.pool,
+            persist=self._persist_health,
+            forget=lambda key: self.state.delete("health", key),
+        )
+        self.planner = Planner(RegistryMeasurements(self.health), self.health.is_resting)
+        self._version = 0
+        self.runtime = self._build_runtime(loaded.config)
+        self._watcher: Any = None
+        self.started = False
+        self._asgi: Any = None
+        self._admin_token: str | None = None
+        self.started_at = time.time()
+
+    # ---- construction -------------------------------------------------------------------------
+
+    @classmethod
+    def from_config(cls, source: str | Path | dict[str, Any] | None = None, env: Mapping[str, str] | None = None) -> Gateway:
+        return cls(load_config(source, env=env), env=env)
+
+    def _build_runtime(self, config: Any) -> Runtime:
+        endpoints: dict[str, ProviderEndpoint] = {
+            p.id: build_endpoint(p, resolve_api_key(p, self.env)) for p in config.providers
+        }
+        catalog = build_catalog(config, self.discovery.models)
+        self._version += 1
+        return Runtime(config=config, catalog=catalog, endpoints=endpoints, version=self._version)
+
+    async def start(self, watch: bool = True) -> None:
+        if self.started:
+            return
+        await self.state.start()
+        self._ensure_admin_token()
+        self.health.load(
+            await self.state.load("health"), time.time(), persist_ttl=self.loaded.config.state.persist_ttl
+        )
+        self.dashboard_layer = await self.state.load("dashboard")
+        await self._apply(self.loaded, rediscover=True)
+        if watch and self.loaded.path is not None:
+            from modelpool.config import ConfigWatcher
+
+            self._watcher = ConfigWatcher(self.loaded.path, self._on_config_change, self._on_config_error, env=self.env)
+            await self._watcher.start()
+        self.started = True
+
+    async def close(self) -> None:
+        if self._watcher is not None:
+            await self._watcher.stop()
+            self._watcher = None
+        await self.client.close()
+        await self.state.close()
+        self.started = False
+
+    async def __aenter__(self) -> Gateway:
+        await self.start(watch=False)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # ---- configuration changes ----------------------------------------------------------------
+
+    async def _apply(self, loaded: LoadedConfig, rediscover: bool) -> None:
+        config = apply_layers(loaded.file_layer, self.dashboard_layer) if self.dashboard_layer else loaded.config
+        self.client.set_timeouts(config.timeouts)
+        if rediscover:
+            endpoints = {p.id: build_endpoint(p, resolve_api_key(p, self.env)) for p in config.providers}
+            await self.discovery.refresh(config, endpoints)
+        self.loaded = loaded
+        self.runtime = self._build_runtime(config)
+        self.config_error = None
+
+    async def _on_config_change(self, loaded: LoadedConfig) -> None:
+        try:
+            await self._apply(loaded, rediscover=True)
+            log.info("config reloaded from %s (version %d)", loaded.path, self.runtime.version)
+        except ConfigError as err:
+            self._on_config_error(err)
+
+    def _on_config_error(self, err: ConfigError) -> None:
+        self.config_error = err
+        log.error("config change rejected, keeping the last good config:\n%s", err)
+
+    async def rediscover(self) -> None:
+        await self._apply(self.loaded, rediscover=True)
+
+    async def set_dashboard(self, patch: Mapping[str, Any]) -> None:
+        """Apply settings from the dashboard layer (validated; rejected patches change nothing)."""
+        layer = {**self.dashboard_layer, **patch}
+        layer = {k: v for k, v in layer.items() if v is not None}
+        apply_layers(self.loaded.file_layer, layer)  # raises ConfigError before anything changes
+        for key, value in patch.items():
+            if value is None:
+                self.state.delete("dashboard", key)
+            else:
+                self.state.put("dashboard", key, value)
+        self.dashboard_layer = layer
+        await self._apply(self.loaded, rediscover=False)
+
+    @property
+    def admin_token(self) -> str | None:
+        return self.runtime.config.server.admin_token or self._admin_token
+
+    def _ensure_admin_token(self) -> None:
+        if self.runtime.config.server.admin_token:
+            return
+        from modelpool.security import load_or_create_admin_token
+
+        self._admin_token, created = load_or_create_admin_token(self.state_dir)
+        if created:
+            # Printed once, on first run (SPEC §12); afterwards it is read from the state dir.
+            log.warning("generated admin token %s (stored in %s)", self._admin_token, self.state_dir / "admin_token")
+
+    def _persist_health(self, route_key: str, record: dict[str, Any]) -> None:
+        if self.runtime.config.state.persist_ttl > 0:
+            self.state.put("health", route_key, record)
+
+    # ---- calls ---------------------------------------------------------------------------------
+
+    def prepare(self, ingress: str, body: dict[str, Any], headers: Mapping[str, str] | None = None) -> Call:
+        """Resolve the pool and the call's context; raises `ClientError` (404) for unknown models."""
+        headers = headers or {}
+        rt = self.runtime
+        name = body["model"]
+        forced = headers.get("x-modelpool-route")
+        try:
+            pool = rt.catalog.resolve(forced or name)
+        except UnknownModel as exc:
+            hint = f" — did you mean {', '.join(exc.suggestions)}?" if exc.suggestions else ""
+            raise ClientError(404, f"model {name!r} is not served by any pool{hint}", type="not_found_error", param="model") from None
+        if forced and forced not in rt.catalog.routes:
+            raise ClientError(400, f"x-modelpool-route {forced!r} is not a route key", param="x-modelpool-route")
+        purpose = headers.get("x-modelpool-purpose")
+        return Call(
+            ingress=ingress,
+            body=body,
+            stream=bool(body.get("stream")),
+            pool=pool,
+            requested_model=name,
+            session_id=session_id(headers, body, pool.id),
+            purpose=purpose if purpose and purpose in rt.config.pool.purposes else None,
+            forced_route=forced,
+            effort=body.get("reasoning_effort") if isinstance(body.get("reasoning_effort"), str) else None,
+        )
+
+    def walker(self, call: Call) -> Walker:
+        rt = self.runtime
+        plan = self.planner.plan(rt, call)
+        return Walker(call, plan, rt.config.pool, RegistrySink(self.health))
+
+    async def chat(self, request: dict[str, Any], headers: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """Non-streaming OpenAI Chat Completions call; raises `WalkFailed`/`ClientError` on failure."""
+        req = oc.parse_request(orjson.dumps({**request, "stream": False}))
+        call = self.prepare("openai", req, headers)
+        walker = self.walker(call)
+        relay = OpenAIOnceRelay(call, self.client)
+        await walker.run(relay.attempt)
+        result: dict[str, Any] = orjson.loads(relay.body)
+        result["modelpool"] = walker.state.metadata()
+        return result
+
+    async def stream(self, request: dict[str, Any], headers: Mapping[str, str] | None = None) -> AsyncIterator[dict[str, Any]]:
+        """Streaming call yielding OpenAI chunk dicts; a post-commit failure raises `RuntimeError`."""
+        req = oc.parse_request(orjson.dumps({**request, "stream": True}))
+        call = self.prepare("openai", req, headers)
+        walker = self.walker(call)
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+        async def start(_status: int, _headers: list[tuple[bytes, bytes]]) -> None:
+            return None
+
+        relay = OpenAIStreamRelay(call, self.client, walker.state, start, queue.put)
+        task = asyncio.create_task(walker.run(relay.attempt))
+        task.add_done_callback(lambda _t: queue.put_nowait(None))
+        from modelpool.protocols.sse import SSEParser
+
+        parser = SSEParser()
+        try:
+            while (data := await queue.get()) is not None:
+                for ev in parser.feed(data):
+                    if ev.is_done:
+                        continue
+                    obj = orjson.loads(ev.data)
+                    if isinstance(obj, dict) and obj.get("error"):
+                        raise RuntimeError(obj["error"].get("message", "stream failed"))
+                    yield obj
+            await task  # re-raises WalkFailed
+        finally:
+            if not task.done():
+                task.cancel()
+
+    @property
+    def asgi_app(self) -> Any:
+        if self._asgi is None:
+            from modelpool.server.app import build_app
+
+            self._asgi = build_app(self)
+        return self._asgi

@@ -1,0 +1,49 @@
+"""The routing core's view of one client call and of the plan made for it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from modelpool.catalog.model import Pool, Route
+from modelpool.upstream.providers import ProviderEndpoint
+
+
+@dataclass(slots=True)
+class Call:
+    """One client call, whatever dialect it arrived in."""
+
+    ingress: str  # "openai" | "anthropic" | "responses"
+    body: dict[str, Any]
+    stream: bool
+    pool: Pool
+    requested_model: str
+    session_id: str | None = None
+    purpose: str | None = None  # SPEC §3.6: passed straight through when set
+    forced_route: str | None = None  # `x-modelpool-route`: that route only, no failover
+    effort: str | None = None
+
+
+@dataclass(slots=True)
+class Candidate:
+    route: Route
+    endpoint: ProviderEndpoint
+    reasons: list[str] = field(default_factory=list)  # why it stands where it stands
+
+    @property
+    def key(self) -> str:
+        return self.route.key
+
+
+@dataclass(slots=True)
+class Plan:
+    candidates: list[Candidate]
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (route key, why it is not a candidate)
+    strategy: str = "priority"
+
+    def explain(self) -> dict[str, Any]:
+        return {
+            "strategy": self.strategy,
+            "candidates": [{"route": c.key, "why": c.reasons} for c in self.candidates],
+            "skipped": [{"route": k, "why": why} for k, why in self.skipped],
+        }

@@ -1,0 +1,113 @@
+"""The candidate pipeline of SPEC §3.1: which routes may serve a call, and in what order.
+
+Steps here: 1 (eligibility), 4 (base order), 5 (strategy), 6 (health gate), 8 (cap). Steps 2–3
+(capability narrowing, demotions), 7 (sticky) and 9 (effort) plug in at the marked seams. The planner
+is pure and synchronous: it reads in-memory state only, never the state backend.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import time
+from collections.abc import Callable, Sequence
+
+from modelpool.catalog.model import Route
+from modelpool.routing.call import Call, Candidate, Plan
+from modelpool.routing.strategies import STRATEGIES, Measurements, StrategyInput
+from modelpool.runtime import Runtime
+
+
+class Planner:
+    def __init__(
+        self,
+        measurements: Measurements,
+        is_resting: Callable[[str, float], bool],
+        rng: random.Random | None = None,
+    ) -> None:
+        self._measurements = measurements
+        self._is_resting = is_resting
+        self._rng = rng or random.Random()
+        self._cursors: dict[str, itertools.count[int]] = {}
+
+    def plan(self, rt: Runtime, call: Call, now: float | None = None) -> Plan:
+        now = time.time() if now is None else now
+        pool_cfg = rt.config.pool
+        if call.forced_route is not None:
+            return self._forced(rt, call)
+        eligible, skipped = self._eligible(rt, call.pool.routes)
+        # Seam: capability narrowing and demotions (SPEC §3.1 steps 2–3) reorder `eligible` here.
+        base = self._base_order(rt, eligible)
+        strategy = pool_cfg.strategy
+        ordered = STRATEGIES[strategy](base, self._strategy_input(rt, call))
+        candidates = [self._with_reason(c, why) for c, why in ordered]
+        candidates = self._health_gate(candidates, now)
+        # Seam: sticky pin (SPEC §3.1 step 7) moves the session's pinned route first here.
+        limit = 1 if (not pool_cfg.fallback or call.purpose) else pool_cfg.max_attempts
+        for c in candidates[limit:]:
+            skipped.append((c.key, f"beyond max_attempts={limit}" if pool_cfg.fallback else "fallback off"))
+        return Plan(candidates[:limit], skipped, strategy)
+
+    def _forced(self, rt: Runtime, call: Call) -> Plan:
+        route = rt.catalog.routes[call.forced_route]  # type: ignore[index]
+        cand = Candidate(route, rt.endpoints[route.provider_id], ["forced by x-modelpool-route"])
+        return Plan([cand], [], "forced")
+
+    def _eligible(self, rt: Runtime, routes: Sequence[Route]) -> tuple[list[Candidate], list[tuple[str, str]]]:
+        eligible: list[Candidate] = []
+        skipped: list[tuple[str, str]] = []
+        for route in routes:
+            ok, why = rt.catalog.route_status(route)
+            endpoint = rt.endpoints.get(route.provider_id)
+            if not ok or endpoint is None:
+                skipped.append((route.key, why or "provider unavailable"))
+                continue
+            eligible.append(Candidate(route, endpoint))
+        return eligible, skipped
+
+    def _base_order(self, rt: Runtime, cands: list[Candidate]) -> list[Candidate]:
+        """Partial lists are valid: listed providers first, the rest in registration order."""
+        order = rt.provider_order()
+        rank = {pid: i for i, pid in enumerate(order)}
+        unlisted = len(order)
+        ordered = sorted(cands, key=lambda c: (rank.get(c.route.provider_id, unlisted), c.route.registration))
+        for c in ordered:
+            pos = rank.get(c.route.provider_id)
+            c.reasons.append(f"provider order #{pos + 1}" if pos is not None else "unlisted: registration order")
+        return ordered
+
+    def _strategy_input(self, rt: Runtime, call: Call) -> StrategyInput:
+        pool_cfg = rt.config.pool
+        return StrategyInput(
+            measurements=self._measurements,
+            weights=lambda c: rt.weight(c.route.provider_id),
+            cost=lambda c: rt.cost(c.route.provider_id),
+            prior_tps=lambda c: None,  # aggregator stats prior lands with the fastcel issue
+            cursor=self._next_cursor,
+            pool_id=call.pool.id,
+            requested=call.requested_model,
+            score_weights=(pool_cfg.score_weights.connectivity, pool_cfg.score_weights.speed),
+            prefer_same_model=pool_cfg.prefer_same_model,
+            rng=self._rng,
+        )
+
+    def _next_cursor(self, pool_id: str) -> int:
+        counter = self._cursors.get(pool_id)
+        if counter is None:
+            counter = self._cursors[pool_id] = itertools.count()
+        return next(counter)
+
+    @staticmethod
+    def _with_reason(c: Candidate, why: str) -> Candidate:
+        c.reasons.append(why)
+        return c
+
+    def _health_gate(self, cands: list[Candidate], now: float) -> list[Candidate]:
+        """Resting routes go behind the others; if all rest, all are tried in strategy order."""
+        healthy = [c for c in cands if not self._is_resting(c.key, now)]
+        if len(healthy) == len(cands):
+            return cands
+        resting = [c for c in cands if self._is_resting(c.key, now)]
+        for c in resting:
+            c.reasons.append("resting: moved behind healthy routes" if healthy else "all resting: tried anyway")
+        return healthy + resting

@@ -1,0 +1,48 @@
+"""Session identity (SPEC §8): which conversation a call belongs to."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+SESSION_HEADERS = ("x-session-id", "x-modelpool-session", "x-deepseek-harness-session-id", "x-session-affinity")
+
+
+def session_id(headers: Mapping[str, str], body: dict[str, Any], pool_id: str) -> str:
+    """First found: session headers, Anthropic `metadata.user_id`, OpenAI `prompt_cache_key`, `user`;
+    else a fingerprint of (pool, system prompt, first user message)."""
+    for name in SESSION_HEADERS:
+        value = headers.get(name)
+        if value:
+            return value
+    meta = body.get("metadata")
+    if isinstance(meta, dict) and isinstance(meta.get("user_id"), str) and meta["user_id"]:
+        return meta["user_id"]
+    for key in ("prompt_cache_key", "user"):
+        value = body.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return "fp-" + _fingerprint(pool_id, body)
+
+
+def _fingerprint(pool_id: str, body: dict[str, Any]) -> str:
+    system = body.get("system") or body.get("instructions") or ""
+    first_user: Any = ""
+    messages = body.get("messages") or body.get("input") or []
+    if isinstance(messages, list):
+        for msg in messages:
+            if not isinstance(msg, dict):
+                continue
+            if msg.get("role") in ("system", "developer") and not system:
+                system = msg.get("content", "")
+            elif msg.get("role") == "user":
+                first_user = msg.get("content", "")
+                break
+    elif isinstance(messages, str):
+        first_user = messages
+    h = hashlib.blake2b(digest_size=8)
+    h.update(pool_id.encode())
+    h.update(b"\0" + repr(system).encode())
+    h.update(b"\0" + repr(first_user).encode())
+    return h.hexdigest()

@@ -1,0 +1,163 @@
+"""The eight strategies of SPEC §3.1 step 5. Each orders candidates already in base order.
+
+Every strategy is stable: Python's sort keeps equal keys in base order, so ties are settled by the
+provider priority (or the period's order) exactly as the seed requires.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from modelpool.routing.call import Candidate
+
+
+class Measurements(Protocol):
+    """What strategies read about a route (the health registry implements it)."""
+
+    def ewma_ttft(self, route_key: str) -> float | None: ...
+    def median_ttft(self, route_key: str) -> float | None: ...
+    def median_tps(self, route_key: str) -> float | None: ...
+    def served(self, route_key: str) -> int: ...
+    def laplace(self, route_key: str) -> float: ...
+
+
+@dataclass(slots=True)
+class StrategyInput:
+    measurements: Measurements
+    weights: Callable[[Candidate], float]
+    cost: Callable[[Candidate], float | None]
+    prior_tps: Callable[[Candidate], float | None]  # published speed (aggregator stats), SPEC §3.4
+    cursor: Callable[[str], int]  # round-robin: next cursor value for a pool
+    pool_id: str
+    requested: str
+    score_weights: tuple[float, float]
+    prefer_same_model: bool
+    rng: random.Random
+
+
+Ordered = list[tuple[Candidate, str]]  # candidate and the reason of its position
+
+
+def priority(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
+    return [(c, "priority order") for c in cands]
+
+
+def round_robin(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
+    if not cands:
+        return []
+    start = inp.cursor(inp.pool_id) % len(cands)
+    rotated = list(cands[start:]) + list(cands[:start])
+    return [(c, f"round-robin (start {start})") for c in rotated]
+
+
+def weighted_random(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
+    # Draw without replacement by weight; zero and equal weights are settled by base order.
+    remaining = list(cands)
+    out: Ordered = []
+    while remaining:
+        weights = [max(inp.weights(c), 0.0) for c in remaining]
+        total = sum(weights)
+        if total <= 0:
+            out.extend((c, "weight 0: base order") for c in remaining)
+            break
+        pick = inp.rng.random() * total
+        acc = 0.0
+        for i, w in enumerate(weights):
+            acc += w
+            if pick < acc and w > 0:
+                out.append((remaining.pop(i), f"drawn by weight {w:g}"))
+                break
+        else:  # float edge: take the last positive weight
+            i = max(j for j, w in enumerate(weights) if w > 0)
+            out.append((remaining.pop(i), f"drawn by weight {weights[i]:g}"))
+    return out
+
+
+def least_used(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
+    served = {c.key: inp.measurements.served(c.key) for c in cands}
+    ordered = sorted(cands, key=lambda c: served[c.key])
+    return [(c, f"served {served[c.key]} calls") for c in ordered]
+
+
+def fastest(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
+    # An unmeasured route is probed first (its first call is the measurement), unless published
+    # stats give it a prior; measured routes follow by EWMA time-to-first-chunk.
+    def key(c: Candidate) -> tuple[int, float]:
+        ttft = inp.measurements.ewma_ttft(c.key)
+        if ttft is not None:
+            return (1, ttft)
+        prior = inp.prior_tps(c)
+        if prior:
+            return (1, 1.0 / prior)
+        return (0, 0.0)
+
+    ordered = sorted(cands, key=key)
+    out: Ordered = []
+    for c in ordered:
+        ttft = inp.measurements.ewma_ttft(c.key)
+        out.append((c, f"EWMA TTFT {ttft * 1000:.0f} ms" if ttft is not None else "unmeasured: probe"))
+    return out
+
+
+def cheapest(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
+    costs = {c.key: inp.cost(c) for c in cands}
+    ordered = sorted(cands, key=lambda c: (costs[c.key] is None, costs[c.key] or 0.0))
+    return [(c, f"cost {costs[c.key]:g}" if costs[c.key] is not None else "no cost hint") for c in ordered]
+
+
+def throughput(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
+    def tps(c: Candidate) -> float | None:
+        measured = inp.measurements.median_tps(c.key)
+        return measured if measured is not None else inp.prior_tps(c)
+
+    speeds = {c.key: tps(c) for c in cands}
+    ordered = sorted(cands, key=lambda c: (speeds[c.key] is None, -(speeds[c.key] or 0.0)))
+    return [(c, f"{speeds[c.key]:.0f} tok/s" if speeds[c.key] else "no throughput data") for c in ordered]
+
+
+def score(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
+    """The rotator's score: Laplace success × weight + speed × weight, plus the same-model bonus."""
+    w_conn, w_speed = inp.score_weights
+    ttfts = [t for c in cands if (t := inp.measurements.median_ttft(c.key)) is not None]
+    best_ttft = min(ttfts) if ttfts else None
+    requested = inp.requested.lower()
+
+    def value(c: Candidate) -> float:
+        s = w_conn * inp.measurements.laplace(c.key)
+        ttft = inp.measurements.median_ttft(c.key)
+        if ttft is not None and best_ttft is not None:
+            s += w_speed * (best_ttft / ttft if ttft > 0 else 1.0)
+        elif ttft is None:
+            s += w_speed * 0.5  # unknown speed: neutral, neither best nor worst
+        if inp.prefer_same_model:
+            s += same_model_bonus(c, requested)
+        return s
+
+    values = {c.key: value(c) for c in cands}
+    ordered = sorted(cands, key=lambda c: -values[c.key])
+    return [(c, f"score {values[c.key]:.3f}") for c in ordered]
+
+
+def same_model_bonus(c: Candidate, requested: str) -> float:
+    """Same model on another channel first, then close relatives (same family prefix)."""
+    if c.route.normalized == requested or c.route.model_id.lower() == requested:
+        return 0.2
+    family = requested.split("-")[0]
+    if family and c.route.normalized.startswith(family):
+        return 0.1
+    return 0.0
+
+
+STRATEGIES: dict[str, Callable[[Sequence[Candidate], StrategyInput], Ordered]] = {
+    "priority": priority,
+    "round-robin": round_robin,
+    "weighted-random": weighted_random,
+    "least-used": least_used,
+    "fastest": fastest,
+    "cheapest": cheapest,
+    "throughput": throughput,
+    "score": score,
+}

@@ -1,0 +1,93 @@
+"""The admin JSON API (SPEC §1.2) used by the CLI and the dashboard. Every route needs the admin token."""
+
+from __future__ import annotations
+
+import hmac
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from modelpool.config import ConfigError
+from modelpool.server.status import pools_report, status_report
+
+if TYPE_CHECKING:
+    from modelpool.gateway import Gateway
+
+
+def json_response(obj: Any, status: int = 200) -> Response:
+    return Response(orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS), status, media_type="application/json")
+
+
+def admin_token_ok(gw: Gateway, request: Request) -> bool:
+    token = gw.admin_token
+    auth = request.headers.get("authorization", "")
+    presented = auth.removeprefix("Bearer ").strip() or request.headers.get("x-admin-token", "")
+    presented = presented or request.cookies.get("modelpool_admin", "")
+    return bool(token) and hmac.compare_digest(presented.encode(), token.encode())
+
+
+def _guard(handler: Any) -> Any:
+    async def endpoint(request: Request) -> Response:
+        gw: Gateway = request.app.state.gateway
+        if not admin_token_ok(gw, request):
+            return json_response({"error": {"message": "admin token required", "type": "authentication_error"}}, 401)
+        try:
+            return await handler(gw, request)
+        except ConfigError as err:
+            return json_response({"error": {"message": str(err), "type": "invalid_request_error", "errors": err.errors}}, 400)
+        except (ValueError, KeyError, TypeError, orjson.JSONDecodeError) as err:
+            return json_response({"error": {"message": f"bad request: {err}", "type": "invalid_request_error"}}, 400)
+
+    endpoint.__name__ = handler.__name__
+    return endpoint
+
+
+async def status(gw: Gateway, request: Request) -> Response:
+    return json_response(status_report(gw))
+
+
+async def pools(gw: Gateway, request: Request) -> Response:
+    return json_response(pools_report(gw))
+
+
+async def health_reset(gw: Gateway, request: Request) -> Response:
+    body = orjson.loads(await request.body() or b"{}")
+    route = body.get("route") if isinstance(body, dict) else None
+    gw.health.reset(route)
+    return json_response({"ok": True, "reset": route or "all"})
+
+
+async def settings_get(gw: Gateway, request: Request) -> Response:
+    from modelpool.config import effective_settings
+
+    rows = effective_settings(gw.loaded.file_layer, gw.dashboard_layer)
+    return json_response({"settings": [{"key": r.key, "value": r.value, "layer": r.layer} for r in rows]})
+
+
+async def settings_patch(gw: Gateway, request: Request) -> Response:
+    from modelpool.config.layers import validate_dashboard_patch
+
+    patch = orjson.loads(await request.body() or b"{}")
+    if not isinstance(patch, dict):
+        raise ValueError("expected a JSON object of dotted keys")
+    await gw.set_dashboard(validate_dashboard_patch(patch))
+    return json_response({"ok": True, "dashboard": gw.dashboard_layer})
+
+
+async def discover(gw: Gateway, request: Request) -> Response:
+    await gw.rediscover()
+    return json_response({"ok": True, "errors": gw.discovery.errors})
+
+
+def admin_routes() -> list[Route]:
+    return [
+        Route("/admin/status", _guard(status), methods=["GET"]),
+        Route("/admin/pools", _guard(pools), methods=["GET"]),
+        Route("/admin/health/reset", _guard(health_reset), methods=["POST"]),
+        Route("/admin/settings", _guard(settings_get), methods=["GET"]),
+        Route("/admin/settings", _guard(settings_patch), methods=["PATCH"]),
+        Route("/admin/discover", _guard(discover), methods=["POST"]),
+    ]

@@ -1,0 +1,91 @@
+"""The ASGI application: a tiny dispatcher that sends the client API's hot path straight to raw ASGI
+handlers and everything else to a Starlette app (admin API, models list, probes, dashboard)."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+
+from modelpool.protocols import openai_chat as oc
+from modelpool.server.admin_api import admin_routes, json_response
+from modelpool.server.asgi import Receive, Scope, Send, header_map, send_bytes
+from modelpool.server.client_api import chat_completions, client_key_ok, models_payload
+
+if TYPE_CHECKING:
+    from modelpool.gateway import Gateway
+
+log = logging.getLogger("modelpool.server")
+
+
+def build_app(gw: Gateway) -> Any:
+    starlette = _starlette_app(gw)
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            path = scope["path"]
+            if path == "/v1/chat/completions" or path == "/chat/completions":
+                if scope["method"] == "POST":
+                    await chat_completions(gw, scope, receive, send)
+                else:
+                    await send_bytes(send, 405, oc.error_body("use POST", "invalid_request_error"))
+                return
+            await starlette(scope, receive, send)
+        elif scope["type"] == "lifespan":
+            await _lifespan(gw, receive, send)
+        else:
+            await starlette(scope, receive, send)
+
+    return app
+
+
+async def _lifespan(gw: Gateway, receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            try:
+                await gw.start()
+            except Exception as exc:  # report, don't hang the server
+                log.exception("gateway failed to start")
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                return
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await gw.close()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def _starlette_app(gw: Gateway) -> Starlette:
+    async def healthz(request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    async def readyz(request: Request) -> Response:
+        ready = gw.started
+        body = {
+            "ready": ready,
+            "config": "error" if gw.config_error else "ok",
+            "state": gw.state.describe(),
+            "pools": len(gw.runtime.catalog.pools),
+        }
+        return json_response(body, 200 if ready else 503)
+
+    async def models(request: Request) -> Response:
+        if not client_key_ok(gw, header_map(request.scope)):
+            return Response(oc.error_body("invalid or missing API key", "authentication_error"), 401, media_type="application/json")
+        return json_response(models_payload(gw))
+
+    routes = [
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+        Route("/v1/models", models, methods=["GET"]),
+        Route("/models", models, methods=["GET"]),
+        *admin_routes(),
+    ]
+    app = Starlette(routes=routes)
+    app.state.gateway = gw
+    return app

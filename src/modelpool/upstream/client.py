@@ -1,0 +1,134 @@
+"""The one upstream connection pool of the process (aiohttp), and the failure type of an attempt.
+
+One `ClientSession` per process keeps connections warm across calls and routes. Timeouts (SPEC §3.2):
+`connect` covers the TCP/TLS set-up, `first_byte` the wait for the first meaningful upstream event
+(enforced by the walk), and `idle` the gap between two reads (aiohttp's `sock_read`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import aiohttp
+import orjson
+
+from modelpool.config.schema import TimeoutsConfig
+from modelpool.health.classify import FailureKind, classify, parse_retry_after
+
+MAX_ERROR_BODY = 64 * 1024  # an error body is read for classification, never relayed whole
+
+
+class AttemptFailure(Exception):
+    """One attempt failed; `kind` decides retry/switch/rest (SPEC §5)."""
+
+    def __init__(
+        self,
+        kind: FailureKind,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        body: bytes | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.status = status
+        self.retry_after = retry_after
+        self.body = body  # upstream error body (for `request` failures relayed to the client)
+
+
+class UpstreamClient:
+    """Owns the aiohttp session. Created inside the running loop; closed on shutdown."""
+
+    def __init__(self, timeouts: TimeoutsConfig) -> None:
+        self._session: aiohttp.ClientSession | None = None
+        self.set_timeouts(timeouts)
+
+    def set_timeouts(self, timeouts: TimeoutsConfig) -> None:
+        self.timeouts = timeouts
+        self._timeout = aiohttp.ClientTimeout(
+            total=None, connect=timeouts.connect, sock_connect=timeouts.connect, sock_read=timeouts.idle
+        )
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, keepalive_timeout=60)
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                timeout=self._timeout,
+                json_serialize=lambda o: orjson.dumps(o).decode(),
+                skip_auto_headers=("User-Agent",),
+                auto_decompress=True,
+            )
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
+        self._session = None
+
+    async def post(
+        self, url: str, headers: Iterable[tuple[str, str]], body: bytes
+    ) -> aiohttp.ClientResponse:
+        """POST and return the response once headers arrived and the status is 2xx.
+
+        Any failure before that is raised as an `AttemptFailure` already classified.
+        """
+        hdrs = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        hdrs.update(headers)
+        try:
+            resp = await self.session.post(url, data=body, headers=hdrs, timeout=self._timeout)
+        except asyncio.CancelledError:
+            raise
+        except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
+            raise AttemptFailure(FailureKind.NETWORK, f"timeout: {exc or 'no response'}") from exc
+        except aiohttp.ClientError as exc:
+            raise AttemptFailure(FailureKind.NETWORK, f"{type(exc).__name__}: {exc}") from exc
+        if resp.status >= 400:
+            raise await failure_from_response(resp)
+        return resp
+
+    async def get_json(self, url: str, headers: Iterable[tuple[str, str]], timeout: float) -> Any:
+        async with asyncio.timeout(timeout):
+            async with self.session.get(url, headers=dict(headers)) as resp:
+                if resp.status >= 400:
+                    raise await failure_from_response(resp)
+                return orjson.loads(await resp.read())
+
+
+async def failure_from_response(resp: aiohttp.ClientResponse) -> AttemptFailure:
+    try:
+        body = await resp.content.read(MAX_ERROR_BODY)
+    except (aiohttp.ClientError, TimeoutError):
+        body = b""
+    finally:
+        resp.release()
+    message = error_message(body) or resp.reason or f"HTTP {resp.status}"
+    kind = classify(resp.status, message)
+    retry_after = parse_retry_after(resp.headers.get("Retry-After"), time.time())
+    return AttemptFailure(kind, message, status=resp.status, retry_after=retry_after, body=body)
+
+
+def error_message(body: bytes) -> str:
+    """The human message of an upstream error body in any dialect; objects are serialised, not str()'d."""
+    if not body:
+        return ""
+    try:
+        obj = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return body[:2000].decode("utf-8", "replace").strip()
+    if isinstance(obj, dict):
+        err = obj.get("error", obj)
+        if isinstance(err, dict):
+            msg = err.get("message") or err.get("msg") or err.get("detail")
+            if isinstance(msg, str):
+                return msg
+            return orjson.dumps(err).decode()
+        if isinstance(err, str):
+            return err
+    return orjson.dumps(obj).decode()[:2000]

@@ -1,0 +1,211 @@
+"""Relay of OpenAI Chat Completions from an OpenAI-compatible route to an OpenAI client (SPEC §4).
+
+Bytes go out as they arrive. The relay holds back only two kinds of event: pure markup before the
+first reasoning/answer event (so a route that dies right after its role chunk leaves no trace and the
+response headers name the route that really answers), and the final chunk(s), which wait for `[DONE]`
+so the `modelpool` metadata can ride on the last one. Answer text is never held.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import aiohttp
+import orjson
+
+from modelpool.health.classify import FailureKind, classify
+from modelpool.protocols import openai_chat as oc
+from modelpool.protocols.sse import SSEParser
+from modelpool.routing.call import Call, Candidate
+from modelpool.upstream.client import AttemptFailure, UpstreamClient
+from modelpool.walk.walker import AttemptResult, CommittedFailure, WalkState
+
+Emit = Callable[[bytes], Awaitable[None]]
+Start = Callable[[int, list[tuple[bytes, bytes]]], Awaitable[None]]
+
+SSE_HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+JSON_HEADERS = [(b"content-type", b"application/json")]
+
+
+def upstream_body(call: Call, cand: Candidate) -> bytes:
+    body = dict(call.body)
+    body["model"] = cand.route.model_id
+    return orjson.dumps(body)
+
+
+class OpenAIStreamRelay:
+    """One instance per client call; `attempt` is called once per upstream attempt by the walker."""
+
+    def __init__(self, call: Call, client: UpstreamClient, state: WalkState, start: Start, emit: Emit) -> None:
+        self.call = call
+        self.client = client
+        self.state = state
+        self._start = start
+        self._emit = emit
+        self.started = False  # response headers sent
+        self.committed = False  # answer content sent: no retry, no switch from here on
+        self.usage: Any = None
+
+    async def attempt(self, cand: Candidate) -> AttemptResult:
+        t0 = time.monotonic()
+        resp = await self._open(cand)
+        try:
+            return await self._relay(resp, t0)
+        except AttemptFailure as failure:
+            if self.committed:
+                await self._emit(oc.stream_error_event(cand.endpoint.redact(failure.message)))
+                raise CommittedFailure(failure) from None
+            raise
+        finally:
+            resp.close()  # closes the connection at once: a cancelled call stops the upstream too
+
+    async def _open(self, cand: Candidate) -> aiohttp.ClientResponse:
+        timeouts = self.client.timeouts
+        try:
+            async with asyncio.timeout(timeouts.first_byte):
+                return await self.client.post(cand.endpoint.chat_url, cand.endpoint.headers, upstream_body(self.call, cand))
+        except TimeoutError:
+            raise AttemptFailure(FailureKind.NETWORK, "timeout waiting for the upstream response") from None
+
+    async def _relay(self, resp: aiohttp.ClientResponse, t0: float) -> AttemptResult:
+        parser = SSEParser()
+        held: list[bytes] = []  # markup before the first meaningful event
+        tail: list[oc.ChunkInfo] = []  # final/usage chunks waiting for [DONE]
+        first_at: float | None = None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.client.timeouts.first_byte
+        reader = resp.content
+        while True:
+            data = await self._read(reader, deadline if first_at is None else None)
+            events = parser.feed(data) if data else parser.close()
+            for ev in events:
+                if ev.is_done:
+                    await self._finish(held, tail)
+                    return self._result(t0, first_at)
+                raw, info = ev.raw, None
+                if self.committed and any(m in ev.data for m in oc.NOT_FINAL_MARKERS):
+                    await self._emit(raw)  # post-commit fast path: no JSON parse
+                    continue
+                info = oc.inspect(ev.data)
+                if info.error is not None:
+                    raise self._stream_failure(info.error)
+                if info.final and not info.content:
+                    tail.append(info)
+                    continue
+                if info.meaningful and first_at is None:
+                    first_at = time.monotonic()
+                await self._forward(raw, info, held)
+            if not data:
+                raise AttemptFailure(FailureKind.NETWORK, "upstream stream ended without [DONE]")
+
+    async def _read(self, reader: aiohttp.StreamReader, deadline: float | None) -> bytes:
+        try:
+            if deadline is None:
+                return await reader.readany()
+            async with asyncio.timeout_at(deadline):
+                return await reader.readany()
+        except TimeoutError:
+            raise AttemptFailure(FailureKind.NETWORK, "stall: no upstream event before the first-byte timeout") from None
+        except (aiohttp.ClientError, ConnectionError) as exc:
+            raise AttemptFailure(FailureKind.NETWORK, f"stream broken: {type(exc).__name__}: {exc}") from None
+
+    async def _forward(self, raw: bytes, info: oc.ChunkInfo, held: list[bytes]) -> None:
+        if not info.meaningful:
+            if self.started:
+                await self._emit(raw)
+            else:
+                held.append(raw)
+            return
+        await self._ensure_started()
+        if held:
+            await self._emit(b"".join(held))
+            held.clear()
+        if info.content:
+            self.committed = True
+        await self._emit(raw)
+
+    async def _ensure_started(self) -> None:
+        if not self.started:
+            self.started = True
+            await self._start(200, SSE_HEADERS + self.state.headers())
+
+    async def _finish(self, held: list[bytes], tail: list[oc.ChunkInfo]) -> None:
+        await self._ensure_started()
+        self.committed = True
+        out = b"".join(held)
+        for i, info in enumerate(tail):
+            if info.usage:
+                self.usage = info.usage
+            if i == len(tail) - 1:
+                out += oc.with_metadata(info.obj, self.state.metadata())
+            else:
+                out += b"data: " + orjson.dumps(info.obj) + b"\n\n"
+        await self._emit(out + b"data: [DONE]\n\n")
+
+    def _stream_failure(self, error: Any) -> AttemptFailure:
+        message = error.get("message") if isinstance(error, dict) else None
+        if not isinstance(message, str):
+            message = orjson.dumps(error).decode()
+        status = error.get("code") if isinstance(error, dict) else None
+        kind = classify(status if isinstance(status, int) else None, message)
+        if kind is FailureKind.REQUEST:
+            kind = FailureKind.SERVER  # an error inside a 200 stream is the route's failure, not the request's
+        return AttemptFailure(kind, f"upstream error in stream: {message}")
+
+    def _result(self, t0: float, first_at: float | None) -> AttemptResult:
+        ttft = (first_at - t0) if first_at is not None else None
+        tps = None
+        if first_at is not None and isinstance(self.usage, dict):
+            tokens = self.usage.get("completion_tokens")
+            elapsed = time.monotonic() - first_at
+            if isinstance(tokens, int) and tokens > 1 and elapsed > 0:
+                tps = tokens / elapsed
+        return AttemptResult(ttft=ttft, tokens_per_s=tps)
+
+
+class OpenAIOnceRelay:
+    """Non-streaming: the answer is read whole, so every failure is before the commit point."""
+
+    def __init__(self, call: Call, client: UpstreamClient) -> None:
+        self.call = call
+        self.client = client
+        self.body: bytes = b""
+
+    async def attempt(self, cand: Candidate) -> AttemptResult:
+        t0 = time.monotonic()
+        try:
+            async with asyncio.timeout(self.client.timeouts.response):
+                resp = await self.client.post(cand.endpoint.chat_url, cand.endpoint.headers, upstream_body(self.call, cand))
+                try:
+                    body = await resp.read()
+                finally:
+                    resp.close()
+        except TimeoutError:
+            raise AttemptFailure(FailureKind.NETWORK, "timeout waiting for the upstream answer") from None
+        except (aiohttp.ClientError, ConnectionError) as exc:
+            raise AttemptFailure(FailureKind.NETWORK, f"{type(exc).__name__}: {exc}") from None
+        ok, obj = oc.response_has_choices(body)
+        if not ok:
+            raise self._bad_body(obj, body)
+        self.body = body
+        elapsed = time.monotonic() - t0
+        tokens = (obj.get("usage") or {}).get("completion_tokens") if isinstance(obj, dict) else None
+        tps = tokens / elapsed if isinstance(tokens, int) and tokens > 1 and elapsed > 0 else None
+        return AttemptResult(ttft=elapsed, tokens_per_s=tps)
+
+    @staticmethod
+    def _bad_body(obj: Any, body: bytes) -> AttemptFailure:
+        if isinstance(obj, dict) and obj.get("error"):
+            err = obj["error"]
+            message = err.get("message") if isinstance(err, dict) else None
+            message = message if isinstance(message, str) else orjson.dumps(err).decode()
+            kind = classify(None, message)
+            return AttemptFailure(FailureKind.SERVER if kind is FailureKind.REQUEST else kind, message)
+        return AttemptFailure(FailureKind.SERVER, f"upstream answered 200 without a completion: {body[:200]!r}")

@@ -1,0 +1,183 @@
+"""The walk (SPEC §3.2): attempts over the plan's candidates, retries, switches, and the verdict.
+
+The walker owns the *policy* — when to retry the same route, when to switch, what the health registry
+learns — and delegates one attempt to a relay (`attempt(candidate)`) that knows the wire format. A relay
+raises `AttemptFailure` before the commit point (the walk may go on) and `Committed` after it (the walk
+must end: content was shown, a retry would duplicate it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from modelpool.config.schema import PoolConfig
+from modelpool.health.classify import FailureKind, retryable
+from modelpool.protocols.errors import AttemptRecord, WalkFailed
+from modelpool.routing.call import Call, Candidate, Plan
+from modelpool.upstream.client import AttemptFailure
+
+MAX_RETRY_WAIT = 10.0  # SPEC §1.5: the nth retry waits n×retry_backoff, capped at 10 s
+
+
+class CommittedFailure(Exception):
+    """A failure after the commit point: the client already got content; the walk ends here."""
+
+    def __init__(self, failure: AttemptFailure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
+@dataclass(slots=True)
+class AttemptResult:
+    ttft: float | None = None
+    tokens_per_s: float | None = None
+
+
+@dataclass(slots=True)
+class WalkState:
+    """Shared between the walker and the relay; the relay reads it to build headers and metadata."""
+
+    pool: str
+    attempts: list[AttemptRecord] = field(default_factory=list)
+    current: Candidate | None = None
+    switched_from: str | None = None
+    switch_kind: str | None = None
+    effort: str | None = None
+
+    @property
+    def attempt_count(self) -> int:
+        return len(self.attempts) + 1
+
+    def metadata(self) -> dict[str, object]:
+        return {
+            "route": self.current.key if self.current else None,
+            "attempts": self.attempt_count,
+            "switched_from": self.switched_from,
+            "effort": self.effort,
+        }
+
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        out = [
+            (b"x-modelpool-pool", self.pool.encode()),
+            (b"x-modelpool-attempts", str(self.attempt_count).encode()),
+        ]
+        if self.current is not None:
+            out.append((b"x-modelpool-route", self.current.key.encode()))
+        if self.effort:
+            out.append((b"x-modelpool-effort", self.effort.encode()))
+        if self.switched_from and self.current is not None:
+            switched = f"{self.switched_from} → {self.current.key} ({self.switch_kind})"
+            out.append((b"x-modelpool-switched", switched.encode()))
+        return out
+
+
+class HealthSink:
+    """What the walker tells the health registry (kept as a protocol so tests can observe it)."""
+
+    def success(self, route_key: str, result: AttemptResult) -> None: ...
+    def failure(self, route_key: str, failure: AttemptFailure) -> None: ...
+
+
+Attempt = Callable[[Candidate], Awaitable[AttemptResult]]
+
+
+class Walker:
+    def __init__(
+        self,
+        call: Call,
+        plan: Plan,
+        pool_cfg: PoolConfig,
+        health: HealthSink,
+        on_switch: Callable[[str, str, str], None] | None = None,
+    ) -> None:
+        self.call = call
+        self.plan = plan
+        self.cfg = pool_cfg
+        self.health = health
+        self.state = WalkState(pool=call.pool.id, effort=call.effort)
+        self._on_switch = on_switch
+        self.served: Candidate | None = None
+
+    async def run(self, attempt: Attempt) -> Candidate:
+        """Walk the candidates until one attempt succeeds; raise `WalkFailed` when none did."""
+        no_failover = bool(self.call.purpose) or self.call.forced_route is not None
+        last: AttemptFailure | None = None
+        for cand in self.plan.candidates:
+            if last is not None:
+                self._switching(cand, last)
+            last = await self._try_route(cand, attempt, retries=0 if no_failover else self.cfg.retries_per_route)
+            if last is None:
+                self.served = cand
+                return cand
+            if no_failover:
+                break
+        raise self._failed()
+
+    async def _try_route(self, cand: Candidate, attempt: Attempt, retries: int) -> AttemptFailure | None:
+        self.state.current = cand
+        tries = 0
+        while True:
+            started = time.monotonic()
+            try:
+                result = await attempt(cand)
+            except CommittedFailure as exc:
+                self.health.failure(cand.key, exc.failure)
+                self.state.attempts.append(self._record(cand, exc.failure, tries > 0))
+                raise
+            except AttemptFailure as failure:
+                self.state.attempts.append(self._record(cand, failure, tries > 0))
+                wait = self._retry_wait(failure, tries, retries, time.monotonic() - started)
+                if wait is None:
+                    if failure.kind not in (FailureKind.REQUEST, FailureKind.CANCELLED):
+                        self.health.failure(cand.key, failure)
+                    return failure
+                tries += 1
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                continue
+            self.health.success(cand.key, result)
+            return None
+
+    def _retry_wait(self, failure: AttemptFailure, tries: int, retries: int, _elapsed: float) -> float | None:
+        """Seconds to wait before retrying the same route, or None to move on (SPEC §3.2, §5)."""
+        if tries >= retries or not retryable(failure.kind):
+            return None
+        wait = min(self.cfg.retry_backoff * (tries + 1), MAX_RETRY_WAIT)
+        if failure.retry_after is not None:
+            if failure.retry_after > MAX_RETRY_WAIT:
+                return None  # too long to hold the caller: switch; the route rests until then
+            wait = max(wait, failure.retry_after)
+        return wait
+
+    def _switching(self, cand: Candidate, last: AttemptFailure) -> None:
+        prev = self.state.current.key if self.state.current else "?"
+        if self.state.switched_from is None:
+            self.state.switched_from = prev
+        self.state.switch_kind = last.kind.value
+        if self._on_switch is not None:
+            self._on_switch(prev, cand.key, last.kind.value)
+
+    @staticmethod
+    def _record(cand: Candidate, failure: AttemptFailure, retry: bool) -> AttemptRecord:
+        return AttemptRecord(
+            route=cand.key,
+            kind=failure.kind.value,
+            status=failure.status,
+            message=cand.endpoint.redact(failure.message),
+            retry=retry,
+        )
+
+    def _failed(self) -> WalkFailed:
+        attempts = self.state.attempts
+        err = WalkFailed(pool=self.call.pool.id, attempts=list(attempts))
+        kinds = {a.kind for a in attempts}
+        if attempts and kinds == {FailureKind.REQUEST.value}:
+            err.status = attempts[0].status or 400  # the request itself is at fault
+        elif kinds and kinds <= {FailureKind.RATE_LIMIT.value, FailureKind.QUOTA.value}:
+            err.status = 429
+        elif not attempts:
+            err.status = 503
+        return err
