@@ -59,6 +59,7 @@ class Gateway:
         self.started = False
         self._asgi: Any = None
         self._admin_token: str | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
         self.started_at = time.time()
 
     # ---- construction -------------------------------------------------------------------------
@@ -78,6 +79,7 @@ class Gateway:
     async def start(self, watch: bool = True) -> None:
         if self.started:
             return
+        self.loop = asyncio.get_running_loop()
         await self.state.start()
         self._ensure_admin_token()
         self.health.load(

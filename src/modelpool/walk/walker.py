@@ -12,6 +12,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from modelpool.config.schema import PoolConfig
 from modelpool.health.classify import FailureKind, retryable
@@ -74,8 +75,8 @@ class WalkState:
         return out
 
 
-class HealthSink:
-    """What the walker tells the health registry (kept as a protocol so tests can observe it)."""
+class HealthSink(Protocol):
+    """What the walker tells the health registry (a protocol so tests can observe it)."""
 
     def success(self, route_key: str, result: AttemptResult) -> None: ...
     def failure(self, route_key: str, failure: AttemptFailure) -> None: ...

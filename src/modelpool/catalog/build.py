@@ -1,0 +1,206 @@
+"""Build a `Catalog` from the config and the model lists discovered from providers (SPEC §2).
+
+Runs when the config or a provider's model list changes, never per request. Steps:
+
+1. routes: each provider in config order, its `models` (or, when omitted, its discovered ids); the
+   non-chat filter applies to discovered ids only, because a listed id is the user's explicit ask;
+2. pools: natural pools by normalized id, then `pool.groups` claim routes first-come;
+3. route verdicts (`Catalog.route_status`) are computed once by the `Catalog`.
+
+Every route stays in `Catalog.routes` (the roster shows twins and non-chat rows too), but only
+poolable routes join pools: chat routes of ordinary providers, plus twin routes a row entry in
+`pool.enabled` switched back on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from modelpool.catalog.catalog import Catalog
+from modelpool.catalog.filters import (
+    compile_patterns,
+    glob_match,
+    is_chat_model,
+    is_twin_provider,
+    matches_selector,
+)
+from modelpool.catalog.model import Capabilities, Pool, Route, union_capabilities
+from modelpool.catalog.normalize import normalize_model_id
+from modelpool.catalog.status import StatusRules
+from modelpool.config.schema import EFFORT_TIERS, Config, GroupConfig, ModelInfo, ProviderConfig
+
+
+@dataclass(frozen=True)
+class DiscoveredModel:
+    """One entry of a provider's model list, with whatever its catalog declares."""
+
+    id: str
+    declared_type: str | None = None  # Vercel `type` or an OpenRouter modality such as `text->text`
+    capabilities: Capabilities | None = None
+
+
+def build_catalog(config: Config, discovered: Mapping[str, Sequence[DiscoveredModel]]) -> Catalog:
+    """Build the catalog; `discovered` maps provider id → its model list (a missing id means none)."""
+    extra, invalid = compile_patterns(config.pool.exclude_patterns)
+    warnings = [f"pool.exclude_patterns: invalid regex {p!r} skipped" for p in invalid]
+    routes, non_chat = _collect_routes(config, discovered, extra)
+    rules = StatusRules(config.pool)
+    poolable = [r for r in routes.values() if r.key not in non_chat and (not r.twin or rules.row_enabled(r))]
+    drafts = _assemble(poolable, config.pool.groups, warnings)
+    primary = {key: d.id for d in drafts for key in d.owns}
+    pools = {d.id: _finish(d, rules) for d in drafts}
+    return Catalog(
+        pools=pools,
+        routes=routes,
+        providers={p.id: p for p in config.providers},
+        primary=primary,
+        non_chat=frozenset(non_chat),
+        rules=rules,
+        aliases=config.aliases,
+        warnings=warnings,
+    )
+
+
+# --- routes -------------------------------------------------------------------------------------
+
+
+def _collect_routes(
+    config: Config,
+    discovered: Mapping[str, Sequence[DiscoveredModel]],
+    extra: Sequence[re.Pattern[str]],
+) -> tuple[dict[str, Route], set[str]]:
+    routes: dict[str, Route] = {}
+    non_chat: set[str] = set()
+    twin_suffixes = config.pool.twin_suffixes
+    for provider in config.providers:
+        found = {m.id: m for m in discovered.get(provider.id, ())}
+        listed = provider.models is not None
+        ids = provider.models if provider.models is not None else list(found)
+        twin = is_twin_provider(provider.id, twin_suffixes)
+        for model_id in ids:
+            key = f"{provider.id}/{model_id}"
+            if key in routes:
+                continue  # a repeated id in a list is one route
+            entry = found.get(model_id)
+            if not listed and entry is not None and not is_chat_model(model_id, entry.declared_type, extra):
+                non_chat.add(key)
+            normalized = normalize_model_id(model_id)
+            caps = route_capabilities(provider, model_id, normalized, entry.capabilities if entry else None)
+            routes[key] = Route(provider.id, model_id, normalized, caps, twin, registration=len(routes))
+    return routes, non_chat
+
+
+def model_info_for(model_info: Mapping[str, ModelInfo], model_id: str, normalized: str) -> ModelInfo | None:
+    """The `model_info` entry for a model: an exact key (id or normalized id) beats globs; first glob wins."""
+    names = (model_id.lower(), normalized)
+    for key, info in model_info.items():
+        if key.strip().lower() in names:
+            return info
+    for key, info in model_info.items():
+        if glob_match(key, model_id) or glob_match(key, normalized):
+            return info
+    return None
+
+
+def route_capabilities(
+    provider: ProviderConfig, model_id: str, normalized: str, found: Capabilities | None
+) -> Capabilities:
+    """Config `model_info` first, then the provider catalog, else unknown, decided field by field.
+
+    Per field, so `model_info: {m: {context_window: 8000}}` corrects one number without discarding the
+    efforts and modalities the provider catalog declared.
+    """
+    base = found or Capabilities()
+    info = model_info_for(provider.model_info, model_id, normalized)
+    if info is None:
+        return base
+    efforts = tuple(t for t in EFFORT_TIERS if t in info.efforts) if info.efforts is not None else None
+    modalities = tuple(dict.fromkeys(info.input)) if info.input is not None else None
+    return Capabilities(
+        context_window=info.context_window if info.context_window is not None else base.context_window,
+        efforts=efforts if efforts is not None else base.efforts,
+        input_modalities=modalities if modalities is not None else base.input_modalities,
+        tools=info.tools if info.tools is not None else base.tools,
+    )
+
+
+# --- pools --------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Draft:
+    id: str
+    name: str
+    routes: list[Route] = field(default_factory=list)
+    group: bool = False
+    owns: set[str] = field(default_factory=set)  # route keys whose home pool this is (pool_of_route)
+
+
+def _assemble(poolable: list[Route], groups: Sequence[GroupConfig], warnings: list[str]) -> list[_Draft]:
+    """Natural pools and group pools, in display order (where each pool's first route registered)."""
+    natural: dict[str, _Draft] = {}
+    for route in poolable:
+        natural.setdefault(route.normalized, _Draft(route.normalized, route.model_id)).routes.append(route)
+    group_drafts = _claim(poolable, groups, warnings)
+    merged = {key for d in group_drafts.values() for key in d.owns}
+    for draft in natural.values():
+        draft.routes = [r for r in draft.routes if r.key not in merged]
+    _absorb_namesakes(natural, group_drafts)
+    for draft in natural.values():
+        draft.owns = {r.key for r in draft.routes}
+        if draft.routes:  # named after its first *remaining* route, not one a group took away
+            draft.name = draft.routes[0].model_id
+    drafts = [d for d in (*natural.values(), *group_drafts.values()) if d.routes]
+    for d in drafts:
+        d.routes.sort(key=lambda r: r.registration)
+    # Stable sort: on an equal first route natural pools stay before groups, groups in config order.
+    drafts.sort(key=lambda d: d.routes[0].registration)
+    return drafts
+
+
+def _claim(poolable: list[Route], groups: Sequence[GroupConfig], warnings: list[str]) -> dict[str, _Draft]:
+    """Group drafts keyed by group id. First-come: a route an earlier group claimed is gone for later ones."""
+    claimed: set[str] = set()
+    drafts: dict[str, _Draft] = {}
+    for group in groups:
+        taken = [r for r in poolable if r.key not in claimed and _selected(group.models, r)]
+        claimed.update(r.key for r in taken)
+        draft = drafts.get(group.id)
+        if draft is None:
+            draft = drafts[group.id] = _Draft(group.id, group.name or group.id, group=True)
+        else:
+            # A repeated id extends the first group of that id rather than shadowing it.
+            warnings.append(f"pool.groups: duplicate group id {group.id!r} merged into the first one")
+        draft.routes.extend(taken)
+        if group.merge:
+            draft.owns.update(r.key for r in taken)
+    return drafts
+
+
+def _selected(selectors: Sequence[str], route: Route) -> bool:
+    return any(matches_selector(s, route.key, route.model_id, route.normalized) for s in selectors)
+
+
+def _absorb_namesakes(natural: dict[str, _Draft], group_drafts: dict[str, _Draft]) -> None:
+    """A group whose id equals a natural pool id replaces that pool and takes its remaining routes.
+
+    Pool ids must be unique, and dropping the natural pool's leftovers would make routes vanish, so the
+    group absorbs them and becomes their home pool, even with `merge: false`.
+    """
+    for gid, draft in group_drafts.items():
+        namesake = natural.get(gid.lower())
+        if namesake is None or not namesake.routes:
+            continue
+        known = {r.key for r in draft.routes}
+        draft.routes.extend(r for r in namesake.routes if r.key not in known)
+        draft.owns.update(r.key for r in namesake.routes)
+        namesake.routes = []
+
+
+def _finish(draft: _Draft, rules: StatusRules) -> Pool:
+    routes = tuple(draft.routes)
+    # Advertise what the pool can actually deliver: a switched-off route's image support is no promise.
+    live = [r for r in routes if rules.status(r)[0]]
+    return Pool(draft.id, draft.name, routes, union_capabilities(live or list(routes)), draft.group)

@@ -1,0 +1,194 @@
+"""The per-route health record and its two views: a `RouteHealth` snapshot and a persistable dict.
+
+Kept apart from the registry so the record's shape — what persists and what stays in memory — is
+readable in one place.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from statistics import median
+from typing import Any
+
+from modelpool.health.classify import FailureKind
+
+WINDOW = 20  # latency samples kept per route (rotator seed: a 20-sample sliding window)
+EWMA_ALPHA = 0.3
+MAX_ERROR_CHARS = 1000  # stored error text: enough to re-classify, small enough to persist often
+RECORD_VERSION = 1
+_KINDS = frozenset(k.value for k in FailureKind)
+
+
+class RouteState(StrEnum):
+    OK = "ok"  # last attempt succeeded
+    DEGRADED = "degraded"  # last attempt failed, rest over
+    UNAVAILABLE = "unavailable"  # inside a rest
+    UNKNOWN = "unknown"  # never used
+
+
+@dataclass(frozen=True, slots=True)
+class RouteHealth:
+    """A point-in-time view of one route, for ranking, status, dashboard and metrics."""
+
+    route_key: str
+    state: RouteState
+    attempts: int
+    successes: int
+    failures: int
+    consecutive_failures: int
+    last_error: str | None
+    last_error_kind: FailureKind | None
+    last_status: int | None
+    last_error_at: float | None
+    rest_until: float
+    rest_remaining: float
+    last_success_at: float | None
+    updated_at: float | None
+    ewma_ttft: float | None
+    median_ttft: float | None
+    median_tps: float | None
+    samples: int
+    success_rate_laplace: float
+
+    @property
+    def quota_rest(self) -> bool:
+        """Resting on a quota wall (shown as "quota exhausted" rather than "cooling")."""
+        return self.state is RouteState.UNAVAILABLE and self.last_error_kind is FailureKind.QUOTA
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class RouteRecord:
+    """Mutable per-route record. Slots keep thousands of routes cheap."""
+
+    __slots__ = (
+        "attempts",
+        "consecutive",
+        "ewma_ttft",
+        "failures",
+        "last_error",
+        "last_error_at",
+        "last_kind",
+        "last_status",
+        "last_success_at",
+        "rest_until",
+        "successes",
+        "tps",
+        "ttft",
+        "updated_at",
+    )
+
+    def __init__(self) -> None:
+        self.attempts = 0
+        self.successes = 0
+        self.failures = 0
+        self.consecutive = 0
+        self.last_error: str | None = None
+        self.last_kind: FailureKind | None = None
+        self.last_status: int | None = None
+        self.last_error_at: float | None = None
+        self.rest_until = 0.0
+        self.last_success_at: float | None = None
+        self.updated_at: float | None = None
+        self.ttft: deque[float] = deque(maxlen=WINDOW)
+        self.tps: deque[float] = deque(maxlen=WINDOW)
+        self.ewma_ttft: float | None = None
+
+    def state(self, now: float) -> RouteState:
+        if self.rest_until > now:
+            return RouteState.UNAVAILABLE
+        if self.consecutive > 0:
+            return RouteState.DEGRADED
+        if self.attempts > 0 or self.last_success_at is not None:
+            return RouteState.OK
+        return RouteState.UNKNOWN
+
+    def persistable(self) -> dict[str, Any]:
+        """The persistable part: counters, last error and kind, rest horizon — never latency."""
+        return {
+            "v": RECORD_VERSION,
+            "attempts": self.attempts,
+            "successes": self.successes,
+            "failures": self.failures,
+            "consecutive_failures": self.consecutive,
+            "last_error": self.last_error,
+            "last_error_kind": self.last_kind.value if self.last_kind else None,
+            "last_status": self.last_status,
+            "last_error_at": self.last_error_at,
+            "rest_until": self.rest_until,
+            "last_success_at": self.last_success_at,
+            "updated_at": self.updated_at,
+        }
+
+
+def is_sample(value: float) -> bool:
+    # NaN/inf/negative timings come from clock glitches or aborted streams; they would poison medians.
+    return math.isfinite(value) and value >= 0
+
+
+def health_of(key: str, route: RouteRecord, now: float) -> RouteHealth:
+    """Snapshot of one record at `now`; the medians are over at most WINDOW samples, so still cheap."""
+    n, s = route.attempts, route.successes
+    return RouteHealth(
+        route_key=key,
+        state=route.state(now),
+        attempts=n,
+        successes=s,
+        failures=route.failures,
+        consecutive_failures=route.consecutive,
+        last_error=route.last_error,
+        last_error_kind=route.last_kind,
+        last_status=route.last_status,
+        last_error_at=route.last_error_at,
+        rest_until=route.rest_until,
+        rest_remaining=max(0.0, route.rest_until - now),
+        last_success_at=route.last_success_at,
+        updated_at=route.updated_at,
+        ewma_ttft=route.ewma_ttft,
+        median_ttft=median(route.ttft) if route.ttft else None,
+        median_tps=median(route.tps) if route.tps else None,
+        samples=len(route.ttft),
+        success_rate_laplace=(s + 1) / (n + 2),
+    )
+
+
+def from_record(raw: dict[str, Any]) -> RouteRecord:
+    """Parse a persisted record; raises ValueError/TypeError on a malformed one (the caller skips it)."""
+    route = RouteRecord()
+    route.attempts = _count(raw.get("attempts"))
+    route.successes = _count(raw.get("successes"))
+    route.failures = _count(raw.get("failures"))
+    route.consecutive = _count(raw.get("consecutive_failures"))
+    if route.successes > route.attempts or route.failures > route.attempts:
+        raise ValueError("counters exceed attempts")
+    error = raw.get("last_error")
+    route.last_error = error[:MAX_ERROR_CHARS] if isinstance(error, str) and error else None
+    kind = raw.get("last_error_kind")
+    route.last_kind = FailureKind(kind) if isinstance(kind, str) and kind in _KINDS else None
+    status = raw.get("last_status")
+    route.last_status = status if isinstance(status, int) and not isinstance(status, bool) else None
+    route.last_error_at = _time(raw.get("last_error_at"))
+    route.rest_until = _time(raw.get("rest_until")) or 0.0
+    route.last_success_at = _time(raw.get("last_success_at"))
+    route.updated_at = _time(raw.get("updated_at"))
+    return route
+
+
+def _count(value: object) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"not a count: {value!r}")
+    return value
+
+
+def _time(value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"not a timestamp: {value!r}")
+    return float(value)

@@ -1,0 +1,131 @@
+"""Ready-made fleets: the demo (mirrors the fastcel example), a small two-route fleet for tests, a bench fleet."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from modelpool.sim.spec import Fault, FleetSpec, InnerProvider, SimModel, SimProvider
+
+DEMO_MODEL = "deepseek/deepseek-v4.1-flash-1017"
+
+# (name, median tok/s or None for "no recent traffic", median TTFT ms, uptime 15m %, tools)
+# The fastcel README: 22 providers, fastest subconscious 394 tok/s, slowest measured runinfra 42,
+# the gateway's own pick baseten 175, first-party deepseek 191.
+_DEMO_INNER: list[tuple[str, float | None, float | None, float, bool]] = [
+    ("subconscious", 394, 310, 100.0, True),
+    ("cerebras", 352, 240, 100.0, True),
+    ("groq", 318, 205, 84.5, True),  # below min_uptime 90: the ranking demotes it
+    ("sambanova", 287, 380, 99.6, True),
+    ("fireworks", None, None, 100.0, True),  # null stats
+    ("togetherai", 243, 450, 99.9, True),
+    ("deepseek", 191, 520, 99.97, True),  # first-party
+    ("baseten", 175, 410, 100.0, True),  # the gateway's default pick
+    ("deepinfra", 162, 480, 99.8, True),
+    ("novita", 148, 560, 100.0, True),
+    ("parasail", 131, 600, 99.5, True),
+    ("bedrock", 118, 700, 99.9, True),
+    ("vertex", 104, 640, 100.0, True),
+    ("azure", 97, 690, 99.7, True),
+    ("nebius", 88, 720, 99.4, True),
+    ("lambda", 79, 760, 98.9, True),
+    ("hyperbolic", 71, 810, 99.2, True),
+    ("crusoe", 64, 830, 100.0, True),
+    ("inference-net", 58, 870, 97.5, True),
+    ("chutes", 51, 900, 96.0, False),  # no tools: demoted for tool calls
+    ("friendli", 47, 880, 99.1, True),
+    ("runinfra", 42, 950, 98.0, True),
+]
+
+
+def _demo_model(model_id: str) -> SimModel:
+    return SimModel(
+        model_id,
+        reasoning_tokens=12,
+        output_tokens=96,
+        context_window=1_000_000,
+        efforts=["off", "high", "max"],
+    )
+
+
+def demo_fleet() -> FleetSpec:
+    """One model on a Vercel-like aggregator with 22 inner providers (42–394 tok/s), plus a first-party
+    route (`deepseek/deepseek-flash`) and a third-party one (`workbuddy/deepseek-v4.1-flash`), with
+    realistic TTFTs and occasional faults so the dashboard has switches and rests to show."""
+    inner = [
+        InnerProvider(name, tps=tps, ttft_ms=ttft, uptime_15m=up, tools=tools)
+        for name, tps, ttft, up, tools in _DEMO_INNER
+    ]
+    vercel = SimProvider(
+        "vercel",
+        kind="vercel",
+        name="Vercel AI Gateway",
+        models=[_demo_model(DEMO_MODEL)],
+        ttft=0.5,
+        tps=150.0,  # used by inner providers without published figures
+        inner=inner,
+        default_inner="baseten",
+        affinity_ttl=300.0,
+        faults=[
+            Fault("server_error", probability=0.05, inner="runinfra", status=503),
+            Fault("rate_limit", probability=0.05, inner="groq", retry_after=2.0),
+        ],
+    )
+    deepseek = SimProvider(
+        "deepseek",
+        name="DeepSeek",
+        models=[_demo_model("deepseek-flash")],
+        ttft=0.35,
+        tps=191.0,
+        faults=[Fault("rate_limit", probability=0.04, retry_after=1.0), Fault("cut", probability=0.01, after_tokens=20)],
+    )
+    workbuddy = SimProvider(
+        "workbuddy",
+        name="WorkBuddy",
+        models=[_demo_model("deepseek-v4.1-flash")],
+        ttft=0.7,
+        tps=120.0,
+        faults=[Fault("server_error", probability=0.04, status=503), Fault("stall", probability=0.02, delay=4.0)],
+    )
+    return FleetSpec([vercel, deepseek, workbuddy], seed=7)
+
+
+def two_route_fleet() -> FleetSpec:
+    """Two OpenAI-compatible providers `alpha` and `beta` serving `m1` quickly (tests)."""
+    return FleetSpec(
+        [
+            SimProvider("alpha", models=[SimModel("m1")], ttft=0.01, tps=2000.0),
+            SimProvider("beta", models=[SimModel("m1")], ttft=0.01, tps=2000.0),
+        ]
+    )
+
+
+def bench_fleet() -> FleetSpec:
+    """Fast mode (no sleeps): two OpenAI routes, an Anthropic route and a small aggregator."""
+    inner = [
+        InnerProvider("fast", tps=400, ttft_ms=200),
+        InnerProvider("mid", tps=200, ttft_ms=400),
+        InnerProvider("slow", tps=50, ttft_ms=900),
+    ]
+    return FleetSpec(
+        [
+            SimProvider("alpha", models=[SimModel("m1")]),
+            SimProvider("beta", models=[SimModel("m1")]),
+            SimProvider("anthro", kind="anthropic", models=[SimModel("m1")]),
+            SimProvider("vercel", kind="vercel", models=[SimModel(DEMO_MODEL)], inner=inner, default_inner="mid"),
+        ],
+        fast=True,
+    )
+
+
+PRESETS: dict[str, Callable[[], FleetSpec]] = {
+    "demo": demo_fleet,
+    "two-route": two_route_fleet,
+    "bench": bench_fleet,
+}
+
+
+def preset(name: str) -> FleetSpec:
+    try:
+        return PRESETS[name.replace("_", "-")]()
+    except KeyError:
+        raise KeyError(f"unknown sim preset {name!r}; choose one of {sorted(PRESETS)}") from None

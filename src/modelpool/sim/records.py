@@ -1,0 +1,62 @@
+"""What each provider saw: one `CallRecord` per chat call, for test and benchmark assertions."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from modelpool.sim.spec import Fault
+
+# Headers worth asserting on (routing, sessions, protocol). Keys are never recorded, only whether they matched.
+KEPT_HEADERS = (
+    "content-type",
+    "user-agent",
+    "anthropic-version",
+    "anthropic-beta",
+    "x-session-id",
+    "x-session-affinity",
+    "x-modelpool-session",
+    "x-deepseek-harness-session-id",
+    "x-modelpool-purpose",
+    "x-request-id",
+)
+
+MAX_RECORDS = 100_000  # per provider: bounds memory in long benchmark runs
+
+
+@dataclass
+class CallRecord:
+    provider: str
+    path: str
+    time: float  # wall clock at arrival
+    model: str | None = None
+    stream: bool = False
+    body: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    key_ok: bool | None = None  # None: the provider needs no key
+    outcome: str = "ok"  # "ok", a fault kind, "http_<status>" (request refused), "disconnected"
+    status: int = 200
+    fault: Fault | None = None
+    inner: str | None = None  # aggregator: the inner provider that served (or last tried)
+    inner_attempts: list[str] = field(default_factory=list)
+    content_tokens: int = 0  # content frames actually sent
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["fault"] = self.fault.to_dict() if self.fault is not None else None
+        return out
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self._calls: deque[CallRecord] = deque(maxlen=MAX_RECORDS)
+
+    def add(self, record: CallRecord) -> None:
+        self._calls.append(record)
+
+    def list(self) -> list[CallRecord]:
+        return list(self._calls)
+
+    def clear(self) -> None:
+        self._calls.clear()

@@ -1,0 +1,62 @@
+"""`modelpool sim`: run a preset fleet in the foreground until cancelled."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import TextIO
+
+import yaml
+
+from modelpool.sim.fleet import Fleet
+from modelpool.sim import presets
+
+
+def describe(fleet: Fleet) -> str:
+    """One line per provider: id, kind, base URL, models (what an operator needs to point a gateway)."""
+    lines = []
+    width = max((len(pid) for pid in fleet.provider_ids), default=0)
+    for pid in fleet.provider_ids:
+        spec = fleet.provider(pid)
+        models = ", ".join(m.id for m in spec.models)
+        extra = f"  ({len(spec.inner)} inner providers)" if spec.inner else ""
+        lines.append(f"  {pid:<{width}}  {spec.kind:<9}  {fleet.base_url(pid)}  {models}{extra}")
+    return "\n".join(lines)
+
+
+def write_config(fleet: Fleet, path: Path) -> None:
+    config = fleet.to_config()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "# modelpool config for a simulated fleet (modelpool sim)\n"
+    text += yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
+    path.write_text(text, encoding="utf-8")
+
+
+async def run_sim(
+    preset: str = "demo",
+    host: str = "127.0.0.1",
+    base_port: int | None = None,
+    config_out: Path | None = None,
+    *,
+    out: TextIO | None = None,
+    ready: asyncio.Event | None = None,
+) -> None:
+    """Start the preset's fleet, print each provider's base URL, optionally write a modelpool YAML config
+    to `config_out`, then serve until cancelled. `ready` (if given) is set once the fleet is listening."""
+    out = out or sys.stdout
+    fleet = Fleet(presets.preset(preset), base_port=base_port)
+    await fleet.start(host)
+    try:
+        print(f"modelpool sim: preset {preset!r}, {len(fleet.provider_ids)} providers", file=out)
+        print(describe(fleet), file=out)
+        print("  control: POST {root}/_sim/faults, GET {root}/_sim/calls", file=out)
+        if config_out is not None:
+            write_config(fleet, config_out)
+            print(f"config written to {config_out}", file=out)
+        out.flush()
+        if ready is not None:
+            ready.set()
+        await asyncio.Event().wait()
+    finally:
+        await fleet.stop()

@@ -1,0 +1,301 @@
+"""One simulated provider = one aiohttp low-level server on its own loopback port.
+
+Paths are accepted with or without the `/v1` prefix, so any base_url convention reaches them:
+`POST /v1/chat/completions` (openai, vercel), `POST /v1/messages` (+ `/count_tokens`; anthropic, vercel),
+`GET /v1/models`, `GET /v1/models/{creator}/{model}/endpoints` (vercel, public), and the control surface
+`POST|GET /_sim/faults`, `GET|DELETE /_sim/calls`, `GET /_sim/info`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+from aiohttp import web
+from multidict import CIMultiDictProxy
+
+from modelpool.sim import anthropic_provider, openai_provider
+from modelpool.sim.aggregator import Aggregator, Attempt, Routing
+from modelpool.sim.errors import Dialect, SimError, bad_request, fault_error, not_found_model, unauthorized
+from modelpool.sim.faults import FaultBook
+from modelpool.sim.plan import Speed, check_capabilities, make_plan, model_speed
+from modelpool.sim.records import KEPT_HEADERS, CallRecord, Recorder
+from modelpool.sim.request import CallRequest, parse_anthropic, parse_openai
+from modelpool.sim.spec import STATUS_KINDS, Fault, FleetSpec, SimModel, SimProvider
+from modelpool.sim.stream import abort, drive, send_body, stall
+
+_JSON = "application/json"
+
+
+class ProviderServer:
+    def __init__(self, spec: SimProvider, fleet: FleetSpec) -> None:
+        self.spec = spec
+        self.fast = fleet.fast
+        # String seeds hash deterministically (independent of PYTHONHASHSEED).
+        self._rng = random.Random(f"{fleet.seed}:{spec.id}")
+        self.book = FaultBook(list(spec.faults), self._rng)
+        self.recorder = Recorder()
+        self.aggregator = Aggregator(spec, fleet.fast) if spec.kind == "vercel" else None
+        self._runner: web.ServerRunner | None = None
+        self.port: int | None = None
+
+    # ---- lifecycle -------------------------------------------------------------------------------
+
+    async def start(self, host: str, port: int = 0) -> int:
+        # handler_cancellation: a client hang-up cancels the handler, which ends "stall forever" faults.
+        server = web.Server(self.handle, handler_cancellation=True, access_log=None)
+        runner = web.ServerRunner(server, shutdown_timeout=0.2)
+        await runner.setup()
+        site = web.TCPSite(runner, host, port, shutdown_timeout=0.2)
+        await site.start()
+        self._runner = runner
+        self.port = int(runner.addresses[0][1])
+        return self.port
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    def set_faults(self, faults: Iterable[Fault]) -> None:
+        self.book = FaultBook(list(faults), self._rng)
+
+    # ---- dispatch --------------------------------------------------------------------------------
+
+    async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        path = _strip_v1(request.path)
+        method = request.method
+        kind = self.spec.kind
+        if method == "POST":
+            if path == "/chat/completions" and kind in ("openai", "vercel"):
+                return await self._chat(request, "openai")
+            if path == "/messages" and kind in ("anthropic", "vercel"):
+                return await self._chat(request, "anthropic")
+            if path == "/messages/count_tokens" and kind in ("anthropic", "vercel"):
+                return await self._count_tokens(request)
+        elif method == "GET" and path.startswith("/models"):
+            return self._models(request, path)
+        if path.startswith("/_sim/"):
+            return await self._control(request, path)
+        dialect: Dialect = "anthropic" if kind == "anthropic" else "openai"
+        return SimError(404, f"Unknown path {request.path}", "invalid_request_error", "not_found").response(dialect)
+
+    def _key_ok(self, headers: CIMultiDictProxy[str]) -> bool | None:
+        key = self.spec.api_key
+        if key is None:
+            return None
+        auth = headers.get("Authorization", "")
+        return auth == f"Bearer {key}" or headers.get("x-api-key") == key
+
+    # ---- chat ------------------------------------------------------------------------------------
+
+    async def _chat(self, request: web.BaseRequest, dialect: Dialect) -> web.StreamResponse:
+        headers = {h: request.headers[h] for h in KEPT_HEADERS if h in request.headers}
+        rec = CallRecord(self.spec.id, request.path, time.time(), headers=headers)
+        self.recorder.add(rec)  # recorded on arrival so in-flight calls are visible too
+        try:
+            return await self._serve(request, dialect, rec)
+        except SimError as err:
+            rec.status = err.status
+            if rec.outcome == "ok":
+                rec.outcome = f"http_{err.status}"
+            return err.response(dialect)
+        except (ConnectionError, asyncio.CancelledError):
+            if rec.outcome == "ok":
+                rec.outcome = "disconnected"
+            raise
+
+    async def _serve(self, request: web.BaseRequest, dialect: Dialect, rec: CallRecord) -> web.StreamResponse:
+        rec.key_ok = self._key_ok(request.headers)
+        if rec.key_ok is False:
+            raise unauthorized()
+        try:
+            body = orjson.loads(await request.read())
+        except orjson.JSONDecodeError:
+            raise bad_request("We could not parse the JSON body of your request.") from None
+        req = parse_anthropic(body) if dialect == "anthropic" else parse_openai(body)
+        rec.model, rec.stream, rec.body = req.model, req.stream, body
+        model = self.spec.model(req.model)
+        if model is None:
+            raise not_found_model(req.model)
+        if self.aggregator is not None:
+            return await self._serve_aggregated(request, dialect, rec, req, model)
+        fault = self.book.select(req.model)
+        speed = model_speed(model, self.spec.ttft, self.spec.tps, self.fast)
+        return await self._answer(request, dialect, rec, req, model, fault, speed, None)
+
+    async def _serve_aggregated(
+        self, request: web.BaseRequest, dialect: Dialect, rec: CallRecord, req: CallRequest, model: SimModel
+    ) -> web.StreamResponse:
+        assert self.aggregator is not None
+        routing = self.aggregator.plan(req, request.headers)
+        fault = self.book.select(req.model)  # the aggregator's own faults: no inner fallback
+        if fault is not None and fault.kind in STATUS_KINDS:
+            return await self._answer(request, dialect, rec, req, model, fault, Speed(0, 0), routing)
+        if fault is None:
+            fault = self._walk_inner(routing, req, rec)
+        else:
+            routing.attempts.append(Attempt(routing.planned[0], 200, True))
+        final = routing.attempts[-1].provider
+        rec.inner = final
+        rec.inner_attempts = [a.provider for a in routing.attempts]
+        self.aggregator.settle(routing)
+        return await self._answer(request, dialect, rec, req, model, fault, self.aggregator.speed(final), routing)
+
+    def _walk_inner(self, routing: Routing, req: CallRequest, rec: CallRecord) -> Fault | None:
+        """Try inner providers in plan order; an inner-scoped status fault makes the aggregator fall back,
+        as Vercel does. Returns the fault (if any) that travels with the serving provider's reply."""
+        last: tuple[Fault, SimError] | None = None
+        for name in routing.planned:
+            fault = self.book.select(req.model, name)
+            if fault is not None and fault.kind in STATUS_KINDS:
+                err = fault_error(fault, req.model)
+                routing.attempts.append(Attempt(name, err.status, False, err.message))
+                last = (fault, err)
+                continue
+            routing.attempts.append(Attempt(name, 200, True))
+            return fault
+        assert last is not None
+        rec.fault, rec.outcome = last[0], last[0].kind
+        rec.inner_attempts = [a.provider for a in routing.attempts]
+        rec.inner = routing.attempts[-1].provider
+        assert self.aggregator is not None
+        self.aggregator.settle(routing)
+        raise last[1]
+
+    async def _answer(
+        self,
+        request: web.BaseRequest,
+        dialect: Dialect,
+        rec: CallRecord,
+        req: CallRequest,
+        model: SimModel,
+        fault: Fault | None,
+        speed: Speed,
+        routing: Routing | None,
+    ) -> web.StreamResponse:
+        if fault is not None:
+            rec.fault, rec.outcome = fault, fault.kind
+            early = await self._before_headers(request, fault, req.model)
+            if early is not None:
+                return early
+            if fault.kind == "stall" and fault.after_tokens == 0 and not fault.headers:
+                fault = None  # the stall already happened before the headers; the reply is normal
+        check_capabilities(model, req)
+        plan = make_plan(self.spec.id, model, req, speed)
+        meta = routing.meta() if routing is not None else None
+        if not req.stream:
+            if dialect == "anthropic":
+                payload = anthropic_provider.message_body(plan, meta)
+            else:
+                payload = openai_provider.completion_body(plan, meta)
+            rec.content_tokens = len(plan.content)
+            return await send_body(request, payload, fault, dialect)
+        if dialect == "anthropic":
+            script = anthropic_provider.stream_script(plan, meta)
+        else:
+            script = openai_provider.stream_script(plan, req, meta)
+        resp, rec.content_tokens = await drive(request, script, plan.speed, fault)
+        return resp
+
+    async def _before_headers(self, request: web.BaseRequest, fault: Fault, model_id: str) -> web.Response | None:
+        """Faults that act before any response byte: error statuses, reset, stall-before-headers."""
+        kind = fault.kind
+        if kind in STATUS_KINDS or kind == "reset":
+            if fault.delay > 0:
+                await asyncio.sleep(fault.delay)
+            if kind != "reset":
+                raise fault_error(fault, model_id)
+            abort(request)
+            return web.Response(status=502)  # never reaches the client: the connection is gone
+        if kind == "stall" and fault.after_tokens == 0 and not fault.headers:
+            await stall(fault.delay)
+        return None
+
+    async def _count_tokens(self, request: web.BaseRequest) -> web.StreamResponse:
+        if self._key_ok(request.headers) is False:
+            return unauthorized().response("anthropic")
+        try:
+            body = orjson.loads(await request.read())
+            req = parse_anthropic({"max_tokens": 1, **body} if isinstance(body, dict) else body)
+        except orjson.JSONDecodeError:
+            return bad_request("invalid JSON body").response("anthropic")
+        except SimError as err:
+            return err.response("anthropic")
+        return web.Response(body=anthropic_provider.count_tokens_body(req.prompt_tokens), content_type=_JSON)
+
+    # ---- catalog ---------------------------------------------------------------------------------
+
+    def _models(self, request: web.BaseRequest, path: str) -> web.StreamResponse:
+        kind = self.spec.kind
+        if self.aggregator is not None:  # Vercel's catalog and endpoint stats are public
+            if path == "/models":
+                return web.Response(body=self.aggregator.models_body(), content_type=_JSON)
+            if path.endswith("/endpoints"):
+                model_id = path[len("/models/") : -len("/endpoints")]
+                model = self.spec.model(model_id)
+                if model is None:
+                    body = {"error": {"message": f"Model {model_id} not found", "type": "model_not_found"}}
+                    return web.Response(status=404, body=orjson.dumps(body), content_type=_JSON)
+                return web.Response(body=self.aggregator.endpoints_body(model), content_type=_JSON)
+        dialect: Dialect = "anthropic" if kind == "anthropic" else "openai"
+        if self._key_ok(request.headers) is False:
+            return unauthorized().response(dialect)
+        if path != "/models":
+            model = self.spec.model(path[len("/models/") :])
+            if model is None:
+                return not_found_model(path[len("/models/") :]).response(dialect)
+            entry = {"id": model.id, "object": "model", "created": openai_provider.CREATED, "owned_by": self.spec.id}
+            return web.Response(body=orjson.dumps(entry), content_type=_JSON)
+        body = anthropic_provider.models_body(self.spec) if kind == "anthropic" else openai_provider.models_body(self.spec)
+        return web.Response(body=body, content_type=_JSON)
+
+    # ---- control ---------------------------------------------------------------------------------
+
+    async def _control(self, request: web.BaseRequest, path: str) -> web.StreamResponse:
+        method = request.method
+        if path == "/_sim/faults" and method == "POST":
+            try:
+                data = orjson.loads(await request.read())
+                items = data.get("faults", []) if isinstance(data, dict) else data
+                faults = [Fault.from_dict(f) for f in items]
+            except (orjson.JSONDecodeError, TypeError, ValueError, AttributeError) as exc:
+                return _json({"error": {"message": f"bad fault list: {exc}", "type": "invalid_request_error"}}, 400)
+            self.set_faults(faults)
+            return _json({"ok": True, "faults": [f.to_dict() for f in faults]})
+        if path == "/_sim/faults" and method == "GET":
+            return _json({"faults": [f.to_dict() for f in self.book.faults]})
+        if path == "/_sim/calls" and method == "GET":
+            since = int(request.query.get("since", "0") or 0)
+            return _json({"calls": [c.to_dict() for c in self.recorder.list()[since:]]})
+        if path == "/_sim/calls" and method == "DELETE":
+            self.recorder.clear()
+            return _json({"ok": True})
+        if path == "/_sim/info" and method == "GET":
+            return _json(self.info())
+        return _json({"error": {"message": f"unknown control path {path}", "type": "not_found"}}, 404)
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "id": self.spec.id,
+            "kind": self.spec.kind,
+            "port": self.port,
+            "models": [m.id for m in self.spec.models],
+            "inner": [i.name for i in self.spec.inner],
+            "fast": self.fast,
+        }
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    return web.Response(status=status, body=orjson.dumps(data), content_type=_JSON)
+
+
+def _strip_v1(path: str) -> str:
+    path = path.rstrip("/") or "/"
+    if path == "/v1" or path.startswith("/v1/"):
+        return path[3:] or "/"
+    return path

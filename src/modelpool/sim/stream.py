@@ -1,0 +1,156 @@
+"""Sending a rendered reply over HTTP: token pacing, and the stream faults (cut, stall, malformed, …).
+
+Renderers (OpenAI, Anthropic) turn a `Plan` into a `Script` of pre-encoded byte frames; this module
+only decides *when* each frame goes out and where a scripted fault interrupts the sequence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import orjson
+from aiohttp import web
+
+from modelpool.sim.errors import Dialect, SimError, stream_error
+from modelpool.sim.plan import Speed
+from modelpool.sim.spec import Fault
+
+SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+# Below this a sleep costs more than it paces: tokens that fall due meanwhile go out in one write.
+_MIN_SLEEP = 0.005
+
+STREAM_FAULTS = frozenset({"cut", "stall", "malformed", "no_terminator", "error_event"})
+
+
+@dataclass(slots=True)
+class Script:
+    head: bytes  # sent right after the headers (role chunk / message_start + ping)
+    reasoning: list[bytes]  # one frame per reasoning token
+    content: list[bytes]  # one frame per answer token or tool-call fragment
+    tail: bytes  # finish (+ usage) frames
+    terminator: bytes  # `[DONE]` / `message_stop`
+    malformed: bytes  # a frame whose data is not JSON
+    render_error: Callable[[SimError], bytes]  # a mid-stream error frame in the dialect
+
+
+class Pacer:
+    """Emits frames at `tps`, batching whatever fell due while asleep (sleep granularity ≫ 1/tps at speed)."""
+
+    def __init__(self, tps: float) -> None:
+        self.tps = tps
+        self.sent = 0
+        self._t0: float | None = None
+
+    def rebase(self) -> None:
+        """After a stall, pace from now instead of bursting the backlog."""
+        self._t0 = None
+
+    async def send(self, resp: web.StreamResponse, frames: Sequence[bytes]) -> None:
+        if not frames:
+            return
+        if math.isinf(self.tps):
+            await resp.write(b"".join(frames))
+            self.sent += len(frames)
+            return
+        loop = asyncio.get_running_loop()
+        if self._t0 is None:
+            # Origin chosen so the next frame is due right now.
+            self._t0 = loop.time() - (self.sent + 1) / self.tps
+        i = 0
+        while i < len(frames):
+            elapsed = loop.time() - self._t0
+            due = int(elapsed * self.tps) - self.sent
+            if due <= 0:
+                await asyncio.sleep(max(_MIN_SLEEP, (self.sent + 1) / self.tps - elapsed))
+                continue
+            j = min(len(frames), i + due)
+            await resp.write(b"".join(frames[i:j]))
+            self.sent += j - i
+            i = j
+
+
+async def stall(delay: float) -> None:
+    """Go silent for `delay` seconds, or until cancelled (client hang-up / server stop) when 0."""
+    if delay > 0:
+        await asyncio.sleep(delay)
+    else:
+        await asyncio.Event().wait()
+
+
+def abort(request: web.BaseRequest) -> None:
+    """Drop the TCP connection without a proper end (the client sees a reset / incomplete body)."""
+    transport = request.transport
+    if transport is not None:
+        transport.abort()
+
+
+async def drive(
+    request: web.BaseRequest, script: Script, speed: Speed, fault: Fault | None
+) -> tuple[web.StreamResponse, int]:
+    """Stream `script`; returns the response and the number of content frames sent (for the call record)."""
+    resp = web.StreamResponse(status=200, headers=SSE_HEADERS)
+    await resp.prepare(request)
+    if fault is None and speed.ttft == 0 and math.isinf(speed.tps):
+        # Fast mode: the whole reply in one write.
+        await resp.write(b"".join((script.head, *script.reasoning, *script.content, script.tail, script.terminator)))
+        await resp.write_eof()
+        return resp, len(script.content)
+    await resp.write(script.head)
+    if speed.ttft > 0:
+        await asyncio.sleep(speed.ttft)
+    pacer = Pacer(speed.tps)
+    await pacer.send(resp, script.reasoning)
+    if fault is None or fault.kind not in STREAM_FAULTS:
+        fault = None
+    kind = fault.kind if fault is not None else None
+    split = len(script.content) if fault is None else min(max(0, fault.after_tokens), len(script.content))
+    await pacer.send(resp, script.content[:split])
+    if fault is not None and kind != "no_terminator":
+        if kind != "stall" and fault.delay > 0:
+            await asyncio.sleep(fault.delay)
+        if kind == "cut":
+            abort(request)
+            return resp, split
+        if kind == "error_event":
+            await resp.write(script.render_error(stream_error(fault)))
+            await resp.write_eof()
+            return resp, split
+        if kind == "stall":
+            await stall(fault.delay)
+            pacer.rebase()
+        elif kind == "malformed":
+            await resp.write(script.malformed)
+    await pacer.send(resp, script.content[split:])
+    await resp.write(script.tail if kind == "no_terminator" else script.tail + script.terminator)
+    await resp.write_eof()
+    return resp, len(script.content)
+
+
+async def send_body(
+    request: web.BaseRequest, body: bytes, fault: Fault | None, dialect: Dialect
+) -> web.StreamResponse:
+    """A non-streamed reply, with the stream faults' nearest non-stream equivalents."""
+    kind = fault.kind if fault is not None else None
+    if fault is not None and kind in ("cut", "malformed", "error_event") and fault.delay > 0:
+        await asyncio.sleep(fault.delay)
+    if kind == "stall" and fault is not None:
+        await stall(fault.delay)
+    elif kind == "cut":
+        # Announce the full length, send half, drop the connection: an incomplete body.
+        resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+        resp.content_length = len(body)
+        await resp.prepare(request)
+        await resp.write(body[: len(body) // 2])
+        abort(request)
+        return resp
+    elif kind == "malformed":
+        body = body[: len(body) // 2] + b"<!-- upstream garbage"
+    elif kind == "error_event" and fault is not None:
+        # Some providers answer 200 with an error object; that is the non-stream twin of a mid-stream error.
+        err = stream_error(fault)
+        body = orjson.dumps(err.anthropic_body() if dialect == "anthropic" else err.openai_body())
+    return web.Response(status=200, body=body, content_type="application/json")

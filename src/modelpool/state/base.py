@@ -1,0 +1,82 @@
+"""The state backend interface (SPEC §9).
+
+A namespaced key/value store whose values are JSON-able. The hot path never waits on it: `put` and
+`delete` only enqueue, and the backend writes in the background. Reads (`load`) happen at start-up and
+on resync, never per request.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, Final
+
+import orjson
+
+# The namespaces the gateway uses; backends accept any string, these are listed for discoverability.
+HEALTH: Final = "health"
+PINS: Final = "pins"
+DASHBOARD: Final = "dashboard"
+ROSTER: Final = "roster"
+COUNTERS: Final = "counters"
+META: Final = "meta"
+NAMESPACES: Final = (HEALTH, PINS, DASHBOARD, ROSTER, COUNTERS, META)
+
+
+class StateBackend(ABC):
+    """One interface, several backends (`memory`, `sqlite`, later `redis`)."""
+
+    name: str = "abstract"
+
+    async def start(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Open connections and start background work. Idempotent."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Flush pending writes and release resources. Idempotent."""
+
+    @abstractmethod
+    async def load(self, namespace: str) -> dict[str, Any]:
+        """Every key of `namespace` with its value, including writes not yet flushed."""
+
+    @abstractmethod
+    def put(self, namespace: str, key: str, value: Any) -> None:
+        """Enqueue a write; returns at once. Raises TypeError if `value` is not JSON-able."""
+
+    @abstractmethod
+    def delete(self, namespace: str, key: str) -> None:
+        """Enqueue a delete; returns at once."""
+
+    @abstractmethod
+    async def flush(self) -> None:
+        """Write every pending change now."""
+
+    @property
+    @abstractmethod
+    def healthy(self) -> bool:
+        """False while the store cannot be written (the gateway keeps serving on local state)."""
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """Status for `/readyz`, `status` and the dashboard: name, location, health, pending writes.
+
+        Never includes secrets (passwords in URLs are redacted by the backend that has them).
+        """
+
+    async def __aenter__(self) -> StateBackend:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+def encode(value: Any) -> str:
+    """JSON text of a value; raises TypeError for anything JSON cannot carry, at the caller's line."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except orjson.JSONEncodeError as exc:
+        raise TypeError(f"state values must be JSON-able: {exc}") from exc
+
+
+def decode(text: str | bytes) -> Any:
+    return orjson.loads(text)
