@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,7 +12,7 @@ from modelpool.config.env import KNOWN_PROVIDERS, detect_providers, substitute_e
 
 
 def test_substitution_recursive_with_defaults_and_missing() -> None:
-    raw = {
+    raw: dict[str, Any] = {
         "server": {"admin_token": "${TOKEN}", "port": "${PORT:-4000}"},
         "providers": [{"base_url": "https://${HOST}/v1", "headers": {"X": "a${NOPE}b"}}],
         "n": 3,

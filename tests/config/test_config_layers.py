@@ -22,7 +22,12 @@ FILE: dict[str, Any] = {
     "server": {"admin_token": "adm-secret", "api_keys": ["client-secret"]},
     "state": {"redis_url": "redis://:redis-secret@cache:6379/0"},
     "providers": [
-        {"id": "a", "base_url": "https://a.example", "api_key": "sk-secret-a", "headers": {"Authorization": "Bearer hdr-secret"}},
+        {
+            "id": "a",
+            "base_url": "https://a.example",
+            "api_key": "sk-secret-a",
+            "headers": {"Authorization": "Bearer hdr-secret"},
+        },
         {"id": "b", "base_url": "https://b.example", "api_key_env": "B_KEY"},
     ],
     "pool": {"strategy": "cheapest", "provider_order": ["a", "b"], "score_weights": {"speed": 0.9}},
@@ -73,8 +78,18 @@ def test_dashboard_cannot_set_file_only_keys() -> None:
 
 
 def test_dashboard_keys() -> None:
-    assert {"pool.strategy", "pool.groups", "pool.provider_order", "pool.score_weights.speed"} <= DASHBOARD_KEYS
-    assert {"peak.enabled", "peak.peak_provider_order", "holidays.sync", "holidays.override"} <= DASHBOARD_KEYS
+    assert {
+        "pool.strategy",
+        "pool.groups",
+        "pool.provider_order",
+        "pool.score_weights.speed",
+    } <= DASHBOARD_KEYS
+    assert {
+        "peak.enabled",
+        "peak.peak_provider_order",
+        "holidays.sync",
+        "holidays.override",
+    } <= DASHBOARD_KEYS
     assert {"gateway_ranking.min_uptime", "gateway_ranking.enabled"} <= DASHBOARD_KEYS
     assert not {k for k in DASHBOARD_KEYS if k.split(".")[0] in ("server", "state", "providers", "timeouts")}
     assert "holidays.url_template" not in DASHBOARD_KEYS
@@ -91,7 +106,9 @@ def test_lenient_drops_only_the_bad_dashboard_keys() -> None:
 
 
 def test_validate_dashboard_patch() -> None:
-    patch = validate_dashboard_patch({"pool.score_weights": {"speed": 1.0}, "holidays.sync": False, "peak.enabled": None})
+    patch = validate_dashboard_patch(
+        {"pool.score_weights": {"speed": 1.0}, "holidays.sync": False, "peak.enabled": None}
+    )
     assert patch == {"pool.score_weights.speed": 1.0, "holidays.sync": False, "peak.enabled": None}
     with pytest.raises(ConfigError) as info:
         validate_dashboard_patch({"pool.nope": 1, "providers": []})
@@ -103,7 +120,9 @@ def test_validate_dashboard_patch() -> None:
         validate_dashboard_patch({"pool.exclude_patterns": ["ok", "(bad"], "pool.confirm_timeout": "1h"})
     assert len(info.value.errors) == 2
     assert info.value.errors[0].startswith("[dashboard] pool.exclude_patterns[1]: invalid regex")
-    assert info.value.errors[1] == "[dashboard] pool.confirm_timeout: confirm_timeout must be between 1s and 10m"
+    assert (
+        info.value.errors[1] == "[dashboard] pool.confirm_timeout: confirm_timeout must be between 1s and 10m"
+    )
 
 
 def test_merge_dashboard() -> None:
@@ -161,3 +180,15 @@ def test_loaded_config_helpers_include_auto_detected_providers(tmp_path: Any, mo
     assert settings["providers"].layer == "default"
     assert settings["providers"].value[0]["id"] == "deepseek"
     assert "sk-live" not in json.dumps(settings["providers"].value)
+
+
+def test_lenient_still_raises_on_file_errors() -> None:
+    with pytest.raises(ConfigError) as info:
+        apply_layers_lenient({"pool": {"strategy": "bad"}}, {"pool.max_attempts": 3})
+    assert info.value.errors[0].startswith("pool.strategy: ")
+
+
+def test_effective_settings_skip_invalid_dashboard_keys() -> None:
+    settings = {s.key: s for s in effective_settings(FILE, {"pool.strategy": "bad", "pool.sticky": False})}
+    assert settings["pool.strategy"].layer == "file" and settings["pool.strategy"].value == "cheapest"
+    assert settings["pool.sticky"].layer == "dashboard" and settings["pool.sticky"].value is False

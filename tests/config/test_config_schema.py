@@ -10,7 +10,15 @@ from modelpool.config import Config, ConfigError, load_config, parse_duration, p
 
 @pytest.mark.parametrize(
     ("raw", "seconds"),
-    [("300ms", 0.3), ("60s", 60.0), ("5m", 300.0), ("12h", 43200.0), ("1d", 86400.0), (5, 5.0), ("1.5h", 5400.0)],
+    [
+        ("300ms", 0.3),
+        ("60s", 60.0),
+        ("5m", 300.0),
+        ("12h", 43200.0),
+        ("1d", 86400.0),
+        (5, 5.0),
+        ("1.5h", 5400.0),
+    ],
 )
 def test_parse_duration(raw: object, seconds: float) -> None:
     assert parse_duration(raw) == pytest.approx(seconds)
@@ -23,7 +31,8 @@ def test_parse_duration_rejects(raw: object) -> None:
 
 
 @pytest.mark.parametrize(
-    ("raw", "size"), [("32MiB", 32 * 1024**2), ("512KiB", 512 * 1024), ("1mb", 1_000_000), (1024, 1024), ("10", 10)]
+    ("raw", "size"),
+    [("32MiB", 32 * 1024**2), ("512KiB", 512 * 1024), ("1mb", 1_000_000), (1024, 1024), ("10", 10)],
 )
 def test_parse_size(raw: object, size: int) -> None:
     assert parse_size(raw) == size
@@ -86,7 +95,9 @@ def test_sample_config_from_spec_validates() -> None:
     cfg = _from_yaml(
         """
 server: {host: 127.0.0.1, port: 4000, api_keys: [], admin_token: "", max_body: 32MiB}
-state:  {backend: sqlite, path: ~/.local/state/modelpool/state.db, redis_url: redis://127.0.0.1:6379/0, persist_ttl: 24h}
+state:
+  {backend: sqlite, path: ~/.local/state/modelpool/state.db,
+   redis_url: redis://127.0.0.1:6379/0, persist_ttl: 24h}
 providers:
   - id: deepseek
     kind: openai

@@ -26,6 +26,18 @@ REDACTED = "***"
 DASHBOARD_PREFIX = "[dashboard] "
 
 
+class FileLayer(dict[str, Any]):
+    """The file's dict (after `${ENV}` substitution), plus what auto-detection filled in for it.
+
+    Auto-detected providers travel inside the file layer so every caller of `apply_layers(file_layer,
+    dashboard)` gets them; `auto_keys` names those top-level keys so listings still call them defaults.
+    """
+
+    def __init__(self, data: Mapping[str, Any] = (), auto_keys: frozenset[str] = frozenset()) -> None:
+        super().__init__(data)
+        self.auto_keys = auto_keys
+
+
 @dataclass(frozen=True, slots=True)
 class EffectiveSetting:
     key: str  # dotted, e.g. "pool.strategy"
@@ -92,14 +104,13 @@ def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def merged_layers(
-    file_dict: Mapping[str, Any], dashboard: Mapping[str, Any], defaults: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
+    file_dict: Mapping[str, Any], dashboard: Mapping[str, Any]) -> dict[str, Any]:
     """The raw dict defaults < file < dashboard, before validation."""
     unknown = sorted(k for k in dashboard if k not in DASHBOARD_KEYS)
     if unknown:
         raise ConfigError([f"{DASHBOARD_PREFIX}{k}: not a setting the dashboard may change" for k in unknown])
     # A top-level section left empty in YAML (`pool:` with every line commented out) reads as None.
-    merged = _merge(defaults or {}, {k: v for k, v in file_dict.items() if v is not None})
+    merged = _merge({}, {k: v for k, v in file_dict.items() if v is not None})
     for key, value in dashboard.items():
         if value is not None:  # None means "not set by the dashboard"
             _set_dotted(merged, key, copy.deepcopy(value))
@@ -115,49 +126,48 @@ def _label(path: str, dashboard: Mapping[str, Any]) -> str:
     return DASHBOARD_PREFIX + path if owned else path
 
 
-def apply_layers(
-    file_dict: Mapping[str, Any], dashboard: Mapping[str, Any], defaults: Mapping[str, Any] | None = None
-) -> Config:
-    """Validate defaults < file < dashboard. Errors caused by a dashboard key are led by `[dashboard] `.
-
-    `defaults` holds computed defaults beyond the schema's own (auto-detected providers).
-    """
-    merged = merged_layers(file_dict, dashboard, defaults)
+def _validate(merged: dict[str, Any]) -> tuple[Config | None, list[tuple[str, str]]]:
     try:
-        return Config.model_validate(merged)
+        return Config.model_validate(merged), []
     except ValidationError as exc:
-        lines = [f"{_label(p, dashboard)}: {m}" for p, m in validation_lines(exc)]
-        raise ConfigError(lines) from None
+        return None, validation_lines(exc)
 
 
-def apply_layers_lenient(
-    file_dict: Mapping[str, Any], dashboard: Mapping[str, Any], defaults: Mapping[str, Any] | None = None
-) -> tuple[Config, list[str]]:
+def apply_layers(file_dict: Mapping[str, Any], dashboard: Mapping[str, Any]) -> Config:
+    """Validate defaults < file < dashboard. Errors caused by a dashboard key are led by `[dashboard] `."""
+    config, problems = _validate(merged_layers(file_dict, dashboard))
+    if config is None:
+        raise ConfigError([f"{_label(path, dashboard)}: {msg}" for path, msg in problems])
+    return config
+
+
+def apply_layers_lenient(file_dict: Mapping[str, Any], dashboard: Mapping[str, Any]) -> tuple[Config, list[str]]:
     """Like apply_layers, but a dashboard key that no longer validates (stale state, schema change)
     is dropped with a warning instead of taking the gateway down. File errors still raise."""
-    kept = {k: v for k, v in dashboard.items() if k in DASHBOARD_KEYS}
+    config, warnings, _kept = _apply_lenient(file_dict, dashboard)
+    return config, warnings
+
+
+def _apply_lenient(file_dict: Mapping[str, Any], dashboard: Mapping[str, Any]) -> tuple[Config, list[str], dict[str, Any]]:
+    kept = {k: v for k, v in dashboard.items() if k in DASHBOARD_KEYS and v is not None}
     warnings = [
-        f"{DASHBOARD_PREFIX}{k}: not a dashboard setting; ignored" for k in dashboard if k not in kept
+        f"{DASHBOARD_PREFIX}{k}: not a dashboard setting; ignored"
+        for k in dashboard
+        if k not in DASHBOARD_KEYS
     ]
-    while True:
-        try:
-            return apply_layers(file_dict, kept, defaults), warnings
-        except ConfigError as err:
-            paths = [line.removeprefix(DASHBOARD_PREFIX).split(": ", 1)[0] for line in err.errors]
-            bad = {
-                k
-                for k in kept
-                for line, path in zip(err.errors, paths, strict=True)
-                if _is_dash(line) and _owns(k, path)
-            }
-            if not bad:
-                raise
-            warnings.extend(f"{line}; ignored" for line in err.errors if _is_dash(line))
-            kept = {k: v for k, v in kept.items() if k not in bad}
-
-
-def _is_dash(line: str) -> bool:
-    return line.startswith(DASHBOARD_PREFIX)
+    while True:  # each round drops at least one key, so this ends
+        config, problems = _validate(merged_layers(file_dict, kept))
+        if config is not None:
+            return config, warnings, kept
+        bad = {k for k in kept for path, _ in problems if _owns(k, path)}
+        if not bad:
+            raise ConfigError([f"{path}: {msg}" for path, msg in problems])
+        warnings += [
+            f"{DASHBOARD_PREFIX}{path}: {msg}; ignored"
+            for path, msg in problems
+            if any(_owns(k, path) for k in bad)
+        ]
+        kept = {k: v for k, v in kept.items() if k not in bad}
 
 
 def _flatten_patch(patch: Mapping[str, Any]) -> dict[str, Any]:
@@ -220,22 +230,26 @@ def merge_dashboard(current: Mapping[str, Any], patch: Mapping[str, Any]) -> dic
     return out
 
 
-def effective_settings(
-    file_dict: Mapping[str, Any], dashboard: Mapping[str, Any], defaults: Mapping[str, Any] | None = None
-) -> list[EffectiveSetting]:
-    """Every leaf setting in force, its redacted value and the layer it came from (`status`)."""
-    config = apply_layers(file_dict, dashboard, defaults)
+def effective_settings(file_dict: Mapping[str, Any], dashboard: Mapping[str, Any]) -> list[EffectiveSetting]:
+    """Every leaf setting in force, its redacted value and the layer it came from (`status`).
+
+    Dashboard keys that do not validate are not in force (the gateway drops them the same way), so
+    they are listed at the layer that actually applies.
+    """
+    config, _warnings, in_force = _apply_lenient(file_dict, dashboard)
     dumped = config.model_dump(mode="json")
     out: list[EffectiveSetting] = []
     for key in LEAF_KEYS:
         _, value = _get_dotted(dumped, key)
-        out.append(EffectiveSetting(key, redact_setting(key, value), _layer_of(key, file_dict, dashboard)))
+        out.append(EffectiveSetting(key, redact_setting(key, value), _layer_of(key, file_dict, in_force)))
     return out
 
 
 def _layer_of(key: str, file_dict: Mapping[str, Any], dashboard: Mapping[str, Any]) -> Layer:
     if dashboard.get(key) is not None:
         return "dashboard"
+    if key.split(".")[0] in getattr(file_dict, "auto_keys", ()):
+        return "default"
     found, value = _get_dotted(file_dict, key)
     return "file" if found and value is not None else "default"
 

@@ -18,7 +18,7 @@ import yaml
 
 from modelpool.config.env import detect_providers, known_key_vars, substitute_env
 from modelpool.config.errors import ConfigError
-from modelpool.config.layers import EffectiveSetting, apply_layers, effective_settings
+from modelpool.config.layers import EffectiveSetting, FileLayer, apply_layers, effective_settings
 from modelpool.config.schema import Config, ProviderConfig
 
 CONFIG_NAME = "modelpool.yaml"
@@ -29,17 +29,17 @@ DEFAULT_STATE_SUBDIR = Path(".local/state/modelpool")
 class LoadedConfig:
     config: Config  # defaults < file, no dashboard layer yet
     path: Path | None  # None: no file (auto-detected providers) or a dict source
-    file_layer: dict[str, Any]  # the file's dict after ${ENV} substitution: which keys the file set
+    # The file's dict after ${ENV} substitution: which keys the file set. When the file names no
+    # providers, the auto-detected ones are in it too (listed in `file_layer.auto_keys`).
+    file_layer: FileLayer
     warnings: list[str] = field(default_factory=list)
-    # Computed defaults the schema cannot know: auto-detected providers when the file names none.
-    default_layer: dict[str, Any] = field(default_factory=dict)
 
     def with_dashboard(self, dashboard: Mapping[str, Any]) -> Config:
         """The config in force once the dashboard layer is on top (raises ConfigError)."""
-        return apply_layers(self.file_layer, dashboard, self.default_layer)
+        return apply_layers(self.file_layer, dashboard)
 
     def effective_settings(self, dashboard: Mapping[str, Any] | None = None) -> list[EffectiveSetting]:
-        return effective_settings(self.file_layer, dashboard or {}, self.default_layer)
+        return effective_settings(self.file_layer, dashboard or {})
 
 
 def _env(env: Mapping[str, str] | None) -> Mapping[str, str]:

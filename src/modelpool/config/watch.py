@@ -54,6 +54,7 @@ class ConfigWatcher:
         self._digest: bytes | None = None
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()  # start() and the watch task may both see a change: one at a time
 
     @property
     def running(self) -> bool:
@@ -130,11 +131,12 @@ class ConfigWatcher:
             log.exception("config watcher for %s stopped", target)
 
     async def _changed(self) -> None:
-        digest = self._read_digest()
-        if digest == self._digest and (digest is not None or self.last_error is not None):
-            return  # same bytes (a touch) or still absent: nothing new to apply or report
-        self._digest = digest
-        await self.reload()
+        async with self._lock:
+            digest = self._read_digest()
+            if digest == self._digest and (digest is not None or self.last_error is not None):
+                return  # same bytes (a touch) or still absent: nothing new to apply or report
+            self._digest = digest
+            await self.reload()
 
     def _read_digest(self) -> bytes | None:
         try:

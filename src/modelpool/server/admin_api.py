@@ -26,7 +26,9 @@ def admin_token_ok(gw: Gateway, request: Request) -> bool:
     auth = request.headers.get("authorization", "")
     presented = auth.removeprefix("Bearer ").strip() or request.headers.get("x-admin-token", "")
     presented = presented or request.cookies.get("modelpool_admin", "")
-    return bool(token) and hmac.compare_digest(presented.encode(), token.encode())
+    if not token:
+        return False
+    return hmac.compare_digest(presented.encode(), token.encode())
 
 
 def _guard(handler: Any) -> Any:

@@ -12,7 +12,9 @@ from modelpool.sim.runner import run_sim
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m modelpool.sim", description="Run a simulated provider fleet.")
+    parser = argparse.ArgumentParser(
+        prog="python -m modelpool.sim", description="Run a simulated provider fleet."
+    )
     parser.add_argument("preset", nargs="?", default="demo", choices=sorted(PRESETS))
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--base-port", type=int, default=None)

@@ -25,7 +25,12 @@ from modelpool.sim.plan import FAST, Speed
 from modelpool.sim.request import CallRequest
 from modelpool.sim.spec import InnerProvider, SimModel, SimProvider
 
-_SESSION_HEADERS = ("x-session-affinity", "x-session-id", "x-modelpool-session", "x-deepseek-harness-session-id")
+_SESSION_HEADERS = (
+    "x-session-affinity",
+    "x-session-id",
+    "x-modelpool-session",
+    "x-deepseek-harness-session-id",
+)
 
 
 @dataclass(slots=True)
@@ -145,10 +150,16 @@ class Aggregator:
                 return headers[name]
         body = req.body
         meta = body.get("metadata")
-        for value in (body.get("prompt_cache_key"), body.get("user"), meta.get("user_id") if isinstance(meta, dict) else None):
+        for value in (
+            body.get("prompt_cache_key"),
+            body.get("user"),
+            meta.get("user_id") if isinstance(meta, dict) else None,
+        ):
             if isinstance(value, str) and value:
                 return value
-        first_user = next((m for m in body["messages"] if isinstance(m, dict) and m.get("role") == "user"), {})
+        first_user = next(
+            (m for m in body["messages"] if isinstance(m, dict) and m.get("role") == "user"), {}
+        )
         raw = orjson.dumps([req.model, first_user.get("content")], option=orjson.OPT_SORT_KEYS)
         return "fp-" + hashlib.sha1(raw).hexdigest()[:16]
 

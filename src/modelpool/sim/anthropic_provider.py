@@ -48,7 +48,7 @@ def _message_id(meta: dict[str, Any] | None) -> str:
 
 
 def stream_script(plan: Plan, meta: dict[str, Any] | None = None) -> Script:
-    message = {
+    message: dict[str, Any] = {
         "id": _message_id(meta),
         "type": "message",
         "role": "assistant",
@@ -82,7 +82,10 @@ def stream_script(plan: Plan, meta: dict[str, Any] | None = None) -> Script:
 
 def _block(index: int, frames: list[bytes], start: dict[str, Any], extra_end: bytes = b"") -> list[bytes]:
     """Fold block start/stop into the first/last frame so pacing and `after_tokens` count tokens only."""
-    frames[0] = event("content_block_start", {"type": "content_block_start", "index": index, "content_block": start}) + frames[0]
+    frames[0] = (
+        event("content_block_start", {"type": "content_block_start", "index": index, "content_block": start})
+        + frames[0]
+    )
     frames[-1] += extra_end + event("content_block_stop", {"type": "content_block_stop", "index": index})
     return frames
 
@@ -107,7 +110,7 @@ def _text_frames(plan: Plan, index: int) -> list[bytes]:
 def _tool_frames(plan: Plan, index: int) -> list[bytes]:
     pieces = ["", *plan.tool_fragments]  # real streams open with an empty partial_json
     frames = [_delta(index, {"type": "input_json_delta", "partial_json": p}) for p in pieces]
-    start = {"type": "tool_use", "id": tool_use_id(plan), "name": plan.tool_name, "input": {}}
+    start: dict[str, Any] = {"type": "tool_use", "id": tool_use_id(plan), "name": plan.tool_name, "input": {}}
     return _block(index, frames, start)
 
 
@@ -122,7 +125,9 @@ def error_frame(err: SimError) -> bytes:
 def message_body(plan: Plan, meta: dict[str, Any] | None = None) -> bytes:
     content: list[dict[str, Any]] = []
     if plan.reasoning:
-        content.append({"type": "thinking", "thinking": "".join(plan.reasoning), "signature": signature(plan)})
+        content.append(
+            {"type": "thinking", "thinking": "".join(plan.reasoning), "signature": signature(plan)}
+        )
     if plan.tool_name is not None:
         args = orjson.loads("".join(plan.tool_fragments))
         content.append({"type": "tool_use", "id": tool_use_id(plan), "name": plan.tool_name, "input": args})

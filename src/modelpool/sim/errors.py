@@ -52,7 +52,9 @@ class SimError(Exception):
     def anthropic_error_type(self) -> str:
         if self.anthropic_type:
             return self.anthropic_type
-        return _ANTHROPIC_TYPES.get(self.status, "api_error" if self.status >= 500 else "invalid_request_error")
+        return _ANTHROPIC_TYPES.get(
+            self.status, "api_error" if self.status >= 500 else "invalid_request_error"
+        )
 
     def response(self, dialect: Dialect) -> web.Response:
         body = self.anthropic_body() if dialect == "anthropic" else self.openai_body()
@@ -62,22 +64,32 @@ class SimError(Exception):
 
 
 def fault_error(fault: Fault, model_id: str) -> SimError:
-    """The error a status-kind fault answers with (quota, rate_limit, auth, server_error, status, unsupported)."""
+    """The error reply of a status-kind fault (quota, rate_limit, auth, server_error, status, unsupported)."""
     kind = fault.kind
     if kind == "quota":
         msg = fault.message or QUOTA_MESSAGE
-        return SimError(fault.status or 429, msg, "insufficient_quota", "insufficient_quota", anthropic_type="billing_error")
+        return SimError(
+            fault.status or 429,
+            msg,
+            "insufficient_quota",
+            "insufficient_quota",
+            anthropic_type="billing_error",
+        )
     if kind == "rate_limit":
         wait = 1.0 if fault.retry_after is None else fault.retry_after
-        msg = fault.message or f"Rate limit reached for requests on {model_id}. Please try again in {wait:g}s."
-        # Retry-After is whole seconds by RFC; retry-after-ms carries the exact value (the OpenAI SDK reads both).
+        msg = (
+            fault.message or f"Rate limit reached for requests on {model_id}. Please try again in {wait:g}s."
+        )
+        # Retry-After is whole seconds by RFC; retry-after-ms has the exact value (the OpenAI SDK reads both).
         headers = {"Retry-After": str(max(0, round(wait))), "retry-after-ms": str(int(wait * 1000))}
         return SimError(fault.status or 429, msg, "requests", "rate_limit_exceeded", headers)
     if kind == "auth":
         msg = fault.message or "Incorrect API key provided. You can find your API key in your dashboard."
         return SimError(fault.status or 401, msg, "invalid_request_error", "invalid_api_key")
     if kind == "unsupported":
-        msg = fault.message or f"The model `{model_id}` does not support this request (unsupported parameter)."
+        msg = (
+            fault.message or f"The model `{model_id}` does not support this request (unsupported parameter)."
+        )
         return SimError(fault.status or 400, msg, "invalid_request_error", "unsupported_parameter")
     status = fault.status or 500
     if kind == "server_error":

@@ -96,7 +96,9 @@ class Fleet:
 
     # ---- config ----------------------------------------------------------------------------------
 
-    def to_config(self, *, model_info: bool = True, providers: Iterable[str] | None = None, **top: Any) -> dict[str, Any]:
+    def to_config(
+        self, *, model_info: bool = True, providers: Iterable[str] | None = None, **top: Any
+    ) -> dict[str, Any]:
         """A modelpool config dict (`providers:` + any extra top-level keys given, e.g. `pool=`, `state=`).
 
         `model_info=False` leaves capabilities to discovery (the gateway reads the catalogs)."""

@@ -42,7 +42,11 @@ def stream_script(plan: Plan, req: CallRequest, meta: dict[str, Any] | None = No
     head += b',"object":"chat.completion.chunk","created":' + str(int(time.time())).encode()
     head += b',"model":' + orjson.dumps(plan.model_id) + b',"system_fingerprint":"fp_sim"'
     prefix = head + b',"choices":[{"index":0,"delta":'
-    suffix = b',"logprobs":null,"finish_reason":null}]' + (b',"usage":null' if req.include_usage else b"") + b"}\n\n"
+    suffix = (
+        b',"logprobs":null,"finish_reason":null}]'
+        + (b',"usage":null' if req.include_usage else b"")
+        + b"}\n\n"
+    )
 
     def frame(delta: dict[str, Any]) -> bytes:
         return prefix + orjson.dumps(delta) + suffix
@@ -65,17 +69,33 @@ def stream_script(plan: Plan, req: CallRequest, meta: dict[str, Any] | None = No
 def _tool_frames(plan: Plan, frame: Any) -> list[bytes]:
     if plan.tool_name is None:
         return []
-    first = {"index": 0, "id": plan.tool_id, "type": "function", "function": {"name": plan.tool_name, "arguments": ""}}
+    first = {
+        "index": 0,
+        "id": plan.tool_id,
+        "type": "function",
+        "function": {"name": plan.tool_name, "arguments": ""},
+    }
     frames = [frame({"tool_calls": [first]})]
-    frames += [frame({"tool_calls": [{"index": 0, "function": {"arguments": a}}]}) for a in plan.tool_fragments]
+    frames += [
+        frame({"tool_calls": [{"index": 0, "function": {"arguments": a}}]}) for a in plan.tool_fragments
+    ]
     return frames
 
 
 def _tail(plan: Plan, req: CallRequest, head: bytes, meta: dict[str, Any] | None) -> bytes:
     if meta is not None:
         # Vercel: usage, provider_metadata and generationId only on the final chunk with finish_reason.
-        choice = {"index": 0, "delta": {"provider_metadata": meta}, "logprobs": None, "finish_reason": plan.finish}
-        rest = {"choices": [choice], "usage": usage(plan), "generationId": meta["gateway"].get("generationId")}
+        choice = {
+            "index": 0,
+            "delta": {"provider_metadata": meta},
+            "logprobs": None,
+            "finish_reason": plan.finish,
+        }
+        rest = {
+            "choices": [choice],
+            "usage": usage(plan),
+            "generationId": meta["gateway"].get("generationId"),
+        }
         return _merge(head, rest)
     choice = {"index": 0, "delta": {}, "logprobs": None, "finish_reason": plan.finish}
     out = _merge(head, {"choices": [choice], **({"usage": None} if req.include_usage else {})})
@@ -94,7 +114,10 @@ def error_frame(err: SimError) -> bytes:
 
 
 def completion_body(plan: Plan, meta: dict[str, Any] | None = None) -> bytes:
-    message: dict[str, Any] = {"role": "assistant", "content": "".join(plan.content) if plan.content else None}
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": "".join(plan.content) if plan.content else None,
+    }
     if plan.reasoning:
         message["reasoning" if meta is not None else "reasoning_content"] = "".join(plan.reasoning)
     if plan.tool_name is not None:
@@ -126,8 +149,9 @@ def models_body(provider: SimProvider) -> bytes:
             "object": "model",
             "created": CREATED,
             "owned_by": provider.id,
-            "type": m.declared_type,
         }
+        if m.declared_type is not None:  # plain OpenAI-compatible providers declare no type
+            entry["type"] = m.declared_type
         if m.context_window is not None:
             entry["context_window"] = m.context_window
         data.append(entry)

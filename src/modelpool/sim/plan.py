@@ -1,4 +1,4 @@
-"""What a call will answer — dialect-free: tokens, tool call, finish reason, timing — and capability checks."""
+"""What a call answers, dialect-free (tokens, tool call, finish reason, timing), and capability checks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Ready-made fleets: the demo (mirrors the fastcel example), a small two-route fleet for tests, a bench fleet."""
+"""Ready-made fleets: the demo (the fastcel example), a small two-route fleet for tests, a bench fleet."""
 
 from __future__ import annotations
 
@@ -76,7 +76,10 @@ def demo_fleet() -> FleetSpec:
         models=[_demo_model("deepseek-flash")],
         ttft=0.35,
         tps=191.0,
-        faults=[Fault("rate_limit", probability=0.04, retry_after=1.0), Fault("cut", probability=0.01, after_tokens=20)],
+        faults=[
+            Fault("rate_limit", probability=0.04, retry_after=1.0),
+            Fault("cut", probability=0.01, after_tokens=20),
+        ],
     )
     workbuddy = SimProvider(
         "workbuddy",
@@ -84,7 +87,10 @@ def demo_fleet() -> FleetSpec:
         models=[_demo_model("deepseek-v4.1-flash")],
         ttft=0.7,
         tps=120.0,
-        faults=[Fault("server_error", probability=0.04, status=503), Fault("stall", probability=0.02, delay=4.0)],
+        faults=[
+            Fault("server_error", probability=0.04, status=503),
+            Fault("stall", probability=0.02, delay=4.0),
+        ],
     )
     return FleetSpec([vercel, deepseek, workbuddy], seed=7)
 
@@ -111,7 +117,9 @@ def bench_fleet() -> FleetSpec:
             SimProvider("alpha", models=[SimModel("m1")]),
             SimProvider("beta", models=[SimModel("m1")]),
             SimProvider("anthro", kind="anthropic", models=[SimModel("m1")]),
-            SimProvider("vercel", kind="vercel", models=[SimModel(DEMO_MODEL)], inner=inner, default_inner="mid"),
+            SimProvider(
+                "vercel", kind="vercel", models=[SimModel(DEMO_MODEL)], inner=inner, default_inner="mid"
+            ),
         ],
         fast=True,
     )

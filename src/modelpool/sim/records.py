@@ -8,7 +8,7 @@ from typing import Any
 
 from modelpool.sim.spec import Fault
 
-# Headers worth asserting on (routing, sessions, protocol). Keys are never recorded, only whether they matched.
+# Headers worth asserting on (sessions, protocol). Keys are never recorded, only whether they matched.
 KEPT_HEADERS = (
     "content-type",
     "user-agent",

@@ -62,7 +62,9 @@ def parse_anthropic(body: Any) -> CallRequest:
     effort = config.get("effort") if isinstance(config, dict) else None
     effort = _norm_effort(effort) if isinstance(effort, str) else ("off" if thinking is False else None)
     last = messages[-1] if messages else {}
-    fresh_user = isinstance(last, dict) and last.get("role") == "user" and not _has_part(last, ("tool_result",))
+    fresh_user = (
+        isinstance(last, dict) and last.get("role") == "user" and not _has_part(last, ("tool_result",))
+    )
     return CallRequest(
         body=body,
         model=body["model"],

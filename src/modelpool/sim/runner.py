@@ -9,8 +9,8 @@ from typing import TextIO
 
 import yaml
 
-from modelpool.sim.fleet import Fleet
 from modelpool.sim import presets
+from modelpool.sim.fleet import Fleet
 
 
 def describe(fleet: Fleet) -> str:

@@ -50,7 +50,7 @@ class ProviderServer:
         server = web.Server(self.handle, handler_cancellation=True, access_log=None)
         runner = web.ServerRunner(server, shutdown_timeout=0.2)
         await runner.setup()
-        site = web.TCPSite(runner, host, port, shutdown_timeout=0.2)
+        site = web.TCPSite(runner, host, port)
         await site.start()
         self._runner = runner
         self.port = int(runner.addresses[0][1])
@@ -82,7 +82,9 @@ class ProviderServer:
         if path.startswith("/_sim/"):
             return await self._control(request, path)
         dialect: Dialect = "anthropic" if kind == "anthropic" else "openai"
-        return SimError(404, f"Unknown path {request.path}", "invalid_request_error", "not_found").response(dialect)
+        return SimError(404, f"Unknown path {request.path}", "invalid_request_error", "not_found").response(
+            dialect
+        )
 
     def _key_ok(self, headers: CIMultiDictProxy[str]) -> bool | None:
         key = self.spec.api_key
@@ -144,7 +146,9 @@ class ProviderServer:
         rec.inner = final
         rec.inner_attempts = [a.provider for a in routing.attempts]
         self.aggregator.settle(routing)
-        return await self._answer(request, dialect, rec, req, model, fault, self.aggregator.speed(final), routing)
+        return await self._answer(
+            request, dialect, rec, req, model, fault, self.aggregator.speed(final), routing
+        )
 
     def _walk_inner(self, routing: Routing, req: CallRequest, rec: CallRecord) -> Fault | None:
         """Try inner providers in plan order; an inner-scoped status fault makes the aggregator fall back,
@@ -202,7 +206,9 @@ class ProviderServer:
         resp, rec.content_tokens = await drive(request, script, plan.speed, fault)
         return resp
 
-    async def _before_headers(self, request: web.BaseRequest, fault: Fault, model_id: str) -> web.Response | None:
+    async def _before_headers(
+        self, request: web.BaseRequest, fault: Fault, model_id: str
+    ) -> web.Response | None:
         """Faults that act before any response byte: error statuses, reset, stall-before-headers."""
         kind = fault.kind
         if kind in STATUS_KINDS or kind == "reset":
@@ -249,10 +255,19 @@ class ProviderServer:
             model = self.spec.model(path[len("/models/") :])
             if model is None:
                 return not_found_model(path[len("/models/") :]).response(dialect)
-            entry = {"id": model.id, "object": "model", "created": openai_provider.CREATED, "owned_by": self.spec.id}
+            entry = {
+                "id": model.id,
+                "object": "model",
+                "created": openai_provider.CREATED,
+                "owned_by": self.spec.id,
+            }
             return web.Response(body=orjson.dumps(entry), content_type=_JSON)
-        body = anthropic_provider.models_body(self.spec) if kind == "anthropic" else openai_provider.models_body(self.spec)
-        return web.Response(body=body, content_type=_JSON)
+        listing = (
+            anthropic_provider.models_body(self.spec)
+            if kind == "anthropic"
+            else openai_provider.models_body(self.spec)
+        )
+        return web.Response(body=listing, content_type=_JSON)
 
     # ---- control ---------------------------------------------------------------------------------
 
@@ -264,7 +279,9 @@ class ProviderServer:
                 items = data.get("faults", []) if isinstance(data, dict) else data
                 faults = [Fault.from_dict(f) for f in items]
             except (orjson.JSONDecodeError, TypeError, ValueError, AttributeError) as exc:
-                return _json({"error": {"message": f"bad fault list: {exc}", "type": "invalid_request_error"}}, 400)
+                return _json(
+                    {"error": {"message": f"bad fault list: {exc}", "type": "invalid_request_error"}}, 400
+                )
             self.set_faults(faults)
             return _json({"ok": True, "faults": [f.to_dict() for f in faults]})
         if path == "/_sim/faults" and method == "GET":

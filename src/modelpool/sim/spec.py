@@ -30,7 +30,9 @@ FaultKind = Literal[
 FAULT_KINDS: frozenset[str] = frozenset(get_args(FaultKind))
 
 # Kinds answered with an HTTP error status instead of a 200 stream.
-STATUS_KINDS: frozenset[str] = frozenset({"quota", "rate_limit", "auth", "server_error", "status", "unsupported"})
+STATUS_KINDS: frozenset[str] = frozenset(
+    {"quota", "rate_limit", "auth", "server_error", "status", "unsupported"}
+)
 
 
 @dataclass
@@ -93,7 +95,7 @@ class SimModel:
     images: bool = False
     context_window: int | None = None
     efforts: list[str] | None = None
-    declared_type: str = "language"
+    declared_type: str | None = "language"
 
 
 @dataclass

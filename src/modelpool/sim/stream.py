@@ -96,7 +96,9 @@ async def drive(
     await resp.prepare(request)
     if fault is None and speed.ttft == 0 and math.isinf(speed.tps):
         # Fast mode: the whole reply in one write.
-        await resp.write(b"".join((script.head, *script.reasoning, *script.content, script.tail, script.terminator)))
+        await resp.write(
+            b"".join((script.head, *script.reasoning, *script.content, script.tail, script.terminator))
+        )
         await resp.write_eof()
         return resp, len(script.content)
     await resp.write(script.head)

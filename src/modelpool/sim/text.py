@@ -49,7 +49,7 @@ def expected_tool_arguments(provider_id: str, model_id: str) -> str:
 
 @lru_cache(maxsize=512)
 def tool_argument_fragments(provider_id: str, model_id: str) -> tuple[str, ...]:
-    """The argument string cut in three pieces, streamed like real providers do (invalid JSON until the end)."""
+    """The arguments cut in three pieces, streamed like real providers do (invalid JSON until the end)."""
     args = expected_tool_arguments(provider_id, model_id)
     third = max(1, len(args) // 3)
     return (args[:third], args[third : 2 * third], args[2 * third :])

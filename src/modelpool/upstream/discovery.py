@@ -68,8 +68,10 @@ def _capabilities(row: dict[str, Any]) -> Capabilities | None:
     arch = row.get("architecture")
     if modalities is None and isinstance(arch, dict):
         modalities = arch.get("input_modalities")
-    tags = row.get("tags") if isinstance(row.get("tags"), list) else []
-    params = row.get("supported_parameters") if isinstance(row.get("supported_parameters"), list) else []
+    tags = row.get("tags")
+    params = row.get("supported_parameters")
+    tags = tags if isinstance(tags, list) else []
+    params = params if isinstance(params, list) else []
     tools = True if ("tool-use" in tags or "tools" in params) else None
     if not (context or modalities or tools):
         return None

@@ -1,0 +1,80 @@
+"""The SSE parser against everything real upstreams do to framing."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from modelpool.protocols.sse import SSEParser, encode_event
+
+STREAM = (
+    b'data: {"a":1}\n\n'
+    b": keep-alive comment\n\n"
+    b"event: message_start\ndata: {\"type\":\"message_start\"}\n\n"
+    b"data: line one\ndata: line two\n\n"
+    b"data: \xe4\xbd\xa0\xe5\xa5\xbd\n\n"  # 你好: split reads may cut it mid-sequence
+    b"data: [DONE]\n\n"
+)
+EXPECTED = [
+    (None, b'{"a":1}'),
+    ("message_start", b'{"type":"message_start"}'),
+    (None, b"line one\nline two"),
+    (None, "你好".encode()),
+    (None, b"[DONE]"),
+]
+
+
+def parse_all(chunks: list[bytes]) -> list[tuple[str | None, bytes]]:
+    p = SSEParser()
+    out = []
+    for c in chunks:
+        out.extend((e.event, e.data) for e in p.feed(c))
+    out.extend((e.event, e.data) for e in p.close())
+    return out
+
+
+def test_whole_stream() -> None:
+    assert parse_all([STREAM]) == EXPECTED
+
+
+def test_crlf_and_bare_cr_line_endings() -> None:
+    assert parse_all([STREAM.replace(b"\n", b"\r\n")]) == EXPECTED
+    assert parse_all([STREAM.replace(b"\n", b"\r")]) == EXPECTED
+
+
+def test_crlf_split_between_cr_and_lf() -> None:
+    crlf = STREAM.replace(b"\n", b"\r\n")
+    cut = crlf.index(b"\r\n") + 1  # between \r and \n
+    assert parse_all([crlf[:cut], crlf[cut:]]) == EXPECTED
+
+
+def test_missing_final_blank_line_and_missing_done() -> None:
+    assert parse_all([b'data: {"x":1}\n\ndata: {"y":2}']) == [(None, b'{"x":1}'), (None, b'{"y":2}')]
+    p = SSEParser()
+    assert [e.data for e in p.feed(b'data: {"x":1}\n\n')] == [b'{"x":1}']
+    assert p.close() == []
+
+
+def test_done_flag_and_raw_bytes_are_the_frame() -> None:
+    p = SSEParser()
+    events = p.feed(b'data: {"x":1}\n\ndata: [DONE]\n\n')
+    assert events[0].raw == b'data: {"x":1}\n\n'
+    assert events[1].is_done and not events[0].is_done
+
+
+def test_encode_event_round_trip() -> None:
+    raw = encode_event(b'{"type":"ping"}', "ping") + encode_event(b"[DONE]")
+    assert parse_all([raw]) == [("ping", b'{"type":"ping"}'), (None, b"[DONE]")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=len(STREAM)), max_size=12), st.sampled_from([b"\n", b"\r\n"]))
+def test_any_split_gives_the_same_events(cuts: list[int], newline: bytes) -> None:
+    data = STREAM.replace(b"\n", newline)
+    points = sorted({min(c, len(data)) for c in cuts})
+    chunks, prev = [], 0
+    for point in points:
+        chunks.append(data[prev:point])
+        prev = point
+    chunks.append(data[prev:])
+    assert parse_all(chunks) == EXPECTED
