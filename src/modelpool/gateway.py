@@ -17,7 +17,15 @@ from typing import Any
 import orjson
 
 from modelpool.catalog import UnknownModel, build_catalog
-from modelpool.config import ConfigError, LoadedConfig, apply_layers, load_config, resolve_api_key, state_dir
+from modelpool.config import (
+    ConfigError,
+    LoadedConfig,
+    apply_layers,
+    apply_layers_lenient,
+    load_config,
+    resolve_api_key,
+    state_dir,
+)
 from modelpool.health.registry import HealthRegistry
 from modelpool.protocols import openai_chat as oc
 from modelpool.protocols.errors import ClientError
@@ -112,7 +120,13 @@ class Gateway:
     # ---- configuration changes ----------------------------------------------------------------
 
     async def _apply(self, loaded: LoadedConfig, rediscover: bool) -> None:
-        config = apply_layers(loaded.file_layer, self.dashboard_layer) if self.dashboard_layer else loaded.config
+        config = loaded.config
+        if self.dashboard_layer:
+            # A stored dashboard value that no longer validates (e.g. after an upgrade) is dropped with a
+            # warning rather than keeping the gateway from starting.
+            config, warnings = apply_layers_lenient(loaded.file_layer, self.dashboard_layer)
+            for warning in warnings:
+                log.warning("dashboard layer: %s", warning)
         self.client.set_timeouts(config.timeouts)
         if rediscover:
             endpoints = {p.id: build_endpoint(p, resolve_api_key(p, self.env)) for p in config.providers}

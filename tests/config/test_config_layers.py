@@ -176,7 +176,9 @@ def test_loaded_config_helpers_include_auto_detected_providers(tmp_path: Any, mo
     cfg = loaded.with_dashboard({"pool.strategy": "priority"})
     assert [p.id for p in cfg.providers] == ["deepseek"]
     assert cfg.pool.strategy == "priority"
-    settings = {s.key: s for s in loaded.effective_settings()}
+    # Callers that pass the file layer themselves get the detected providers too.
+    assert [p.id for p in apply_layers(loaded.file_layer, {"pool.sticky": False}).providers] == ["deepseek"]
+    settings = {s.key: s for s in effective_settings(loaded.file_layer, {})}
     assert settings["providers"].layer == "default"
     assert settings["providers"].value[0]["id"] == "deepseek"
     assert "sk-live" not in json.dumps(settings["providers"].value)

@@ -75,8 +75,10 @@ def test_tilde_expands_against_env_home(home: Path) -> None:
 def test_no_file_auto_detects(home: Path) -> None:
     loaded = load_config(None, env={"HOME": str(home), "DEEPSEEK_API_KEY": "sk-x"})
     assert loaded.path is None
-    assert loaded.file_layer == {}
     assert [p.id for p in loaded.config.providers] == ["deepseek"]
+    # The detected providers travel in the file layer, marked as not set by a file.
+    assert [p["id"] for p in loaded.file_layer["providers"]] == ["deepseek"]
+    assert loaded.file_layer.auto_keys == {"providers"}
     assert loaded.config.providers[0].cache_lifetime == 3600.0
     assert loaded.warnings == []
 
@@ -99,7 +101,7 @@ def test_file_providers_replace_auto_detection(home: Path) -> None:
     path = _write(home / "m.yaml", PROVIDER_YAML)
     loaded = load_config(path, env={"HOME": str(home), "OPENAI_API_KEY": "sk", "DEEPSEEK_API_KEY": "d"})
     assert [p.id for p in loaded.config.providers] == ["deepseek"]
-    assert loaded.default_layer == {}
+    assert loaded.file_layer.auto_keys == frozenset()
 
 
 def test_dict_source_is_taken_as_is(home: Path) -> None:
@@ -129,7 +131,7 @@ def test_empty_file_and_empty_sections(home: Path) -> None:
     assert load_config(_write(home / "e.yaml", ""), env={}).config.pool.strategy == "fastest"
     loaded = load_config(_write(home / "s.yaml", "pool:\nserver:\n"), env={})
     assert loaded.config.pool.strategy == "fastest"
-    assert loaded.file_layer == {}
+    assert loaded.file_layer == {"providers": []}  # empty sections dropped; nothing detected
 
 
 def test_validation_error_names_the_file(home: Path) -> None:

@@ -4,6 +4,7 @@ from modelpool.config.errors import ConfigError
 from modelpool.config.layers import (
     DASHBOARD_KEYS,
     EffectiveSetting,
+    FileLayer,
     apply_layers,
     apply_layers_lenient,
     effective_settings,
@@ -27,6 +28,7 @@ __all__ = [
     "ConfigError",
     "ConfigWatcher",
     "EffectiveSetting",
+    "FileLayer",
     "LoadedConfig",
     "apply_layers",
     "apply_layers_lenient",

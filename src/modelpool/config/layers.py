@@ -33,8 +33,10 @@ class FileLayer(dict[str, Any]):
     dashboard)` gets them; `auto_keys` names those top-level keys so listings still call them defaults.
     """
 
-    def __init__(self, data: Mapping[str, Any] = (), auto_keys: frozenset[str] = frozenset()) -> None:
-        super().__init__(data)
+    def __init__(
+        self, data: Mapping[str, Any] | None = None, auto_keys: frozenset[str] = frozenset()
+    ) -> None:
+        super().__init__(data or {})
         self.auto_keys = auto_keys
 
 
@@ -103,8 +105,7 @@ def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def merged_layers(
-    file_dict: Mapping[str, Any], dashboard: Mapping[str, Any]) -> dict[str, Any]:
+def merged_layers(file_dict: Mapping[str, Any], dashboard: Mapping[str, Any]) -> dict[str, Any]:
     """The raw dict defaults < file < dashboard, before validation."""
     unknown = sorted(k for k in dashboard if k not in DASHBOARD_KEYS)
     if unknown:
@@ -141,14 +142,18 @@ def apply_layers(file_dict: Mapping[str, Any], dashboard: Mapping[str, Any]) -> 
     return config
 
 
-def apply_layers_lenient(file_dict: Mapping[str, Any], dashboard: Mapping[str, Any]) -> tuple[Config, list[str]]:
+def apply_layers_lenient(
+    file_dict: Mapping[str, Any], dashboard: Mapping[str, Any]
+) -> tuple[Config, list[str]]:
     """Like apply_layers, but a dashboard key that no longer validates (stale state, schema change)
     is dropped with a warning instead of taking the gateway down. File errors still raise."""
     config, warnings, _kept = _apply_lenient(file_dict, dashboard)
     return config, warnings
 
 
-def _apply_lenient(file_dict: Mapping[str, Any], dashboard: Mapping[str, Any]) -> tuple[Config, list[str], dict[str, Any]]:
+def _apply_lenient(
+    file_dict: Mapping[str, Any], dashboard: Mapping[str, Any]
+) -> tuple[Config, list[str], dict[str, Any]]:
     kept = {k: v for k, v in dashboard.items() if k in DASHBOARD_KEYS and v is not None}
     warnings = [
         f"{DASHBOARD_PREFIX}{k}: not a dashboard setting; ignored"

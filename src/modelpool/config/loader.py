@@ -136,30 +136,28 @@ def load_config(
 def _load_dict(
     raw: dict[str, Any], path: Path | None, env: Mapping[str, str], *, auto_detect: bool
 ) -> LoadedConfig:
-    file_layer, missing = substitute_env(raw, env)
-    file_layer = {k: v for k, v in file_layer.items() if v is not None}
+    substituted, missing = substitute_env(raw, env)
+    file_layer = FileLayer({k: v for k, v in substituted.items() if v is not None})
     # No providers named (no file, or a file that only tunes behaviour): use the env's keys (SPEC §1.5).
-    default_layer = (
-        {"providers": detect_providers(env)} if auto_detect and "providers" not in file_layer else {}
-    )
+    if auto_detect and "providers" not in file_layer:
+        file_layer["providers"] = detect_providers(env)
+        file_layer.auto_keys = frozenset({"providers"})
     try:
-        config = apply_layers(file_layer, {}, default_layer)
+        config = apply_layers(file_layer, {})
     except ConfigError as err:
         raise err.with_path(path) from None
     warnings = [
         f"environment variable {name} is not set; ${{{name}}} became an empty string" for name in missing
     ]
-    warnings += _provider_key_warnings(config, env, default_layer)
+    warnings += _provider_key_warnings(config, env, file_layer)
     warnings += _regex_warnings(file_layer)
-    return LoadedConfig(config, path, file_layer, warnings, default_layer)
+    return LoadedConfig(config, path, file_layer, warnings)
 
 
-def _provider_key_warnings(
-    config: Config, env: Mapping[str, str], default_layer: dict[str, Any]
-) -> list[str]:
+def _provider_key_warnings(config: Config, env: Mapping[str, str], file_layer: FileLayer) -> list[str]:
     if not config.providers:
         hint = ", ".join(known_key_vars()[:6])
-        where = "auto-detected" if default_layer else "configured"
+        where = "auto-detected" if "providers" in file_layer.auto_keys else "configured"
         return [
             f"providers: none {where}; set a provider key ({hint}, …) or list providers in modelpool.yaml"
         ]

@@ -130,17 +130,20 @@ class Aggregator:
         return Routing(req.model, names, only, session, pinned)
 
     def _order(self, eligible: list[str], order: list[str] | None) -> list[str]:
+        """`order` first (listed, eligible), then the rest in the aggregator's own preference."""
+        head: list[str] = []
         if order:
             lowered = {n.lower(): n for n in eligible}
-            head = [lowered[o.lower()] for o in order if o.lower() in lowered]
-            head = list(dict.fromkeys(head))
-            return head + [n for n in eligible if n not in head]
-        if not eligible:
+            head = list(dict.fromkeys(lowered[o.lower()] for o in order if o.lower() in lowered))
+        return head + self._default_order([n for n in eligible if n not in head])
+
+    def _default_order(self, names: list[str]) -> list[str]:
+        if not names:
             return []
         first = self.provider.default_inner
-        if first not in eligible:
-            first = eligible[len(eligible) // 2]
-        return [first] + [n for n in eligible if n != first]
+        if first not in names:
+            first = names[len(names) // 2]
+        return [first] + [n for n in names if n != first]
 
     def _session(self, req: CallRequest, headers: CIMultiDictProxy[str]) -> str | None:
         if self.provider.affinity_ttl is None:
