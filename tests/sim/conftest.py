@@ -44,7 +44,10 @@ def rich_spec() -> FleetSpec:
             SimProvider(
                 "claude",
                 kind="anthropic",
-                models=[SimModel("m1", output_tokens=5), SimModel("thinker", reasoning_tokens=3, output_tokens=4)],
+                models=[
+                    SimModel("m1", output_tokens=5),
+                    SimModel("thinker", reasoning_tokens=3, output_tokens=4),
+                ],
                 **_QUICK,
             ),
             SimProvider(

@@ -95,7 +95,9 @@ def test_routing_record_on_the_final_stream_chunk(fleet: FleetThread) -> None:
     assert routing["fallbacksAvailable"][0] == "deepseek"
     assert routing["planningReasoning"].startswith("System credentials planned for: subconscious, deepseek")
     attempt = routing["modelAttempts"][0]["providerAttempts"][0]
-    assert attempt["provider"] == "subconscious" and attempt["statusCode"] == 200 and attempt["success"] is True
+    assert (
+        attempt["provider"] == "subconscious" and attempt["statusCode"] == 200 and attempt["success"] is True
+    )
     assert final.usage is not None and final.usage.completion_tokens == 5  # Vercel: usage on the final chunk
     assert meta["generationId"].startswith("gen_")
     assert all(not c.choices[0].delta.model_extra.get("provider_metadata") for c in chunks[:-1])
@@ -134,10 +136,18 @@ def test_all_inner_providers_failing_is_an_error(fleet: FleetThread) -> None:
 
 
 def test_anthropic_messages_carry_routing_on_message_delta(fleet: FleetThread) -> None:
-    body = {"model": MODEL, "max_tokens": 50, "messages": USER, "stream": True, **gateway({"order": ["deepseek"]})}
+    body = {
+        "model": MODEL,
+        "max_tokens": 50,
+        "messages": USER,
+        "stream": True,
+        **gateway({"order": ["deepseek"]}),
+    }
     raw = httpx.post(fleet.root_url("vercel") + "/v1/messages", json=body).text
     frames = [f.split("\n", 1) for f in raw.strip().split("\n\n")]
-    events = {name.removeprefix("event: "): orjson.loads(data.removeprefix("data: ")) for name, data in frames}
+    events = {
+        name.removeprefix("event: "): orjson.loads(data.removeprefix("data: ")) for name, data in frames
+    }
     assert events["message_start"]["message"]["id"].startswith("gen_")
     routing = events["message_delta"]["provider_metadata"]["gateway"]["routing"]
     assert routing["finalProvider"] == "deepseek"
@@ -163,7 +173,13 @@ def test_endpoint_stats_shape(fleet: FleetThread) -> None:
     assert "tools" in sub["supported_parameters"] and "tools" not in eps["notools"]["supported_parameters"]
     assert isinstance(sub["pricing"]["prompt"], str) and float(sub["pricing"]["prompt"]) > 0
     nulls = eps["fireworks"]
-    for key in ("uptime_last_15m", "uptime_last_1h", "uptime_last_1d", "latency_last_1h", "throughput_last_1h"):
+    for key in (
+        "uptime_last_15m",
+        "uptime_last_1h",
+        "uptime_last_1d",
+        "latency_last_1h",
+        "throughput_last_1h",
+    ):
         assert nulls[key] is None
     assert eps["down"]["status"] == 1 and eps["runinfra"]["uptime_last_15m"] == 88
     assert eps["tiny"]["context_length"] == 10
@@ -180,7 +196,11 @@ def test_catalog_is_vercel_shaped(fleet: FleetThread) -> None:
 def test_session_affinity_keeps_the_last_provider() -> None:
     inner = [InnerProvider(n, tps=100) for n in ("a", "b", "c")]
     spec = FleetSpec(
-        [SimProvider("gw", kind="vercel", models=[SimModel("x/y")], inner=inner, affinity_ttl=60, default_inner="b")],
+        [
+            SimProvider(
+                "gw", kind="vercel", models=[SimModel("x/y")], inner=inner, affinity_ttl=60, default_inner="b"
+            )
+        ],
         fast=True,
     )
     with FleetThread(spec) as ft:
@@ -188,14 +208,20 @@ def test_session_affinity_keeps_the_last_provider() -> None:
 
         def call(order: list[str], session: str) -> dict[str, Any]:
             r = c.chat.completions.create(
-                model="x/y", messages=USER, extra_body=gateway({"order": order}), extra_headers={"x-session-id": session}
+                model="x/y",
+                messages=USER,
+                extra_body=gateway({"order": order}),
+                extra_headers={"x-session-id": session},
             )
             return routing_of(r)
 
         first = call(["a"], "s1")
         assert first["finalProvider"] == "a" and first["affinity"]["outcome"] == "new"
         again = call(["c"], "s1")  # the pin wins over a new order, as on Vercel
-        assert again["finalProvider"] == "a" and again["affinity"] == {"outcome": "confirmed", "pinnedProvider": "a"}
+        assert again["finalProvider"] == "a" and again["affinity"] == {
+            "outcome": "confirmed",
+            "pinnedProvider": "a",
+        }
         assert call(["c"], "s2")["finalProvider"] == "c"  # another session starts fresh
         ft.set_faults("gw", [Fault("server_error", inner="a", times=1)])
         fell = call(["a", "b"], "s1")

@@ -77,7 +77,10 @@ def test_tool_use_stream(fleet: FleetThread) -> None:
 def test_tool_result_turn_gets_text(fleet: FleetThread) -> None:
     messages = [
         *USER,
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}],
+        },
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "42"}]},
     ]
     msg = client(fleet).messages.create(model="m1", max_tokens=100, messages=messages, tools=TOOLS)

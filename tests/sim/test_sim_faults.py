@@ -15,8 +15,15 @@ from modelpool.sim import Fault, FleetSpec, FleetThread, SimModel, SimProvider, 
 USER = [{"role": "user", "content": "hello"}]
 
 
+_CLIENTS: dict[tuple[str, float], OpenAI] = {}
+
+
 def client(fleet: FleetThread, timeout: float = 10) -> OpenAI:
-    return OpenAI(base_url=fleet.base_url("alpha"), api_key="x", max_retries=0, timeout=timeout)
+    # Reused: building an OpenAI client costs more than a call to the sim.
+    key = (fleet.base_url("alpha"), timeout)
+    if key not in _CLIENTS:
+        _CLIENTS[key] = OpenAI(base_url=key[0], api_key="x", max_retries=0, timeout=timeout)
+    return _CLIENTS[key]
 
 
 def ask(fleet: FleetThread, **kwargs: object) -> str:
@@ -119,13 +126,17 @@ def test_stall_after_headers_and_after_tokens(fleet: FleetThread) -> None:
     fleet.set_faults("alpha", [Fault("stall", headers=True)])
     chunks: list = []
     with pytest.raises((httpx.ReadTimeout, openai.APITimeoutError)):
-        for chunk in client(fleet, timeout=0.4).chat.completions.create(model="m1", messages=USER, stream=True):
+        for chunk in client(fleet, timeout=0.4).chat.completions.create(
+            model="m1", messages=USER, stream=True
+        ):
             chunks.append(chunk)
     assert len(chunks) == 1 and chunks[0].choices[0].delta.role == "assistant"
     fleet.set_faults("alpha", [Fault("stall", after_tokens=2)])
     seen: list[str] = []
     with pytest.raises((httpx.ReadTimeout, openai.APITimeoutError)):
-        for chunk in client(fleet, timeout=0.4).chat.completions.create(model="m1", messages=USER, stream=True):
+        for chunk in client(fleet, timeout=0.4).chat.completions.create(
+            model="m1", messages=USER, stream=True
+        ):
             seen += [chunk.choices[0].delta.content] if chunk.choices[0].delta.content else []
     assert "".join(seen) == expected_text("alpha", "m1", 2)
 

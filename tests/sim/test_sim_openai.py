@@ -12,7 +12,9 @@ from openai import OpenAI
 from modelpool.sim import FleetThread, expected_reasoning, expected_text, expected_tool_arguments
 
 USER = [{"role": "user", "content": "hello there"}]
-TOOLS = [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {}}}}]
+TOOLS = [
+    {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {}}}}
+]
 
 
 def client(fleet: FleetThread, pid: str = "alpha", key: str = "x") -> OpenAI:
@@ -21,7 +23,11 @@ def client(fleet: FleetThread, pid: str = "alpha", key: str = "x") -> OpenAI:
 
 def test_non_stream_text_and_usage(fleet: FleetThread) -> None:
     r = client(fleet).chat.completions.create(model="m1", messages=USER)
-    assert r.choices[0].message.content == expected_text("alpha", "m1", 6) == "[alpha:m1] tok0 tok1 tok2 tok3 tok4 tok5"
+    assert (
+        r.choices[0].message.content
+        == expected_text("alpha", "m1", 6)
+        == "[alpha:m1] tok0 tok1 tok2 tok3 tok4 tok5"
+    )
     assert r.choices[0].finish_reason == "stop"
     assert r.model == "m1"
     assert r.usage is not None and r.usage.completion_tokens == 6
@@ -36,7 +42,9 @@ def test_stream_chunks_follow_the_wire_format(fleet: FleetThread) -> None:
     )
     first, *middle, finish, usage_chunk = chunks
     assert first.choices[0].delta.role == "assistant" and first.choices[0].delta.content == ""
-    assert [c.choices[0].delta.content for c in middle] == ["[alpha:m1] tok0"] + [f" tok{i}" for i in range(1, 6)]
+    assert [c.choices[0].delta.content for c in middle] == ["[alpha:m1] tok0"] + [
+        f" tok{i}" for i in range(1, 6)
+    ]
     assert finish.choices[0].finish_reason == "stop"
     assert usage_chunk.choices == [] and usage_chunk.usage is not None
     assert usage_chunk.usage.completion_tokens == 6
@@ -63,17 +71,24 @@ def test_reasoning_content_deltas_come_first(fleet: FleetThread) -> None:
     text = "".join(c.choices[0].delta.content or "" for c in chunks)
     assert reasoning == expected_reasoning("alpha", "reasoner", 4)
     assert text == expected_text("alpha", "reasoner", 5)
-    kinds = [("r" if (c.choices[0].delta.model_extra or {}).get("reasoning_content") else "c") for c in chunks[1:-1]]
+    kinds = [
+        ("r" if (c.choices[0].delta.model_extra or {}).get("reasoning_content") else "c")
+        for c in chunks[1:-1]
+    ]
     assert kinds == ["r"] * 4 + ["c"] * 5
 
 
 def test_reasoning_on_request_and_off_switch(fleet: FleetThread) -> None:
     c = client(fleet)
     r = c.chat.completions.create(model="m1", messages=USER, reasoning_effort="high")
-    assert (r.choices[0].message.model_extra or {}).get("reasoning_content", "").startswith("[alpha:m1] think0")
+    assert (
+        (r.choices[0].message.model_extra or {}).get("reasoning_content", "").startswith("[alpha:m1] think0")
+    )
     assert r.usage is not None and r.usage.completion_tokens_details is not None
     assert r.usage.completion_tokens_details.reasoning_tokens == 8
-    off = c.chat.completions.create(model="reasoner", messages=USER, extra_body={"thinking": {"type": "disabled"}})
+    off = c.chat.completions.create(
+        model="reasoner", messages=USER, extra_body={"thinking": {"type": "disabled"}}
+    )
     assert "reasoning_content" not in (off.choices[0].message.model_extra or {})
 
 
@@ -173,7 +188,10 @@ def test_images_need_an_image_model(fleet: FleetThread) -> None:
 
 def test_paths_work_with_and_without_v1(fleet: FleetThread) -> None:
     body = {"model": "m1", "messages": USER}
-    for url in (fleet.root_url("alpha") + "/chat/completions", fleet.root_url("alpha") + "/v1/chat/completions"):
+    for url in (
+        fleet.root_url("alpha") + "/chat/completions",
+        fleet.root_url("alpha") + "/v1/chat/completions",
+    ):
         assert httpx.post(url, json=body).json()["choices"][0]["message"]["content"].startswith("[alpha:m1]")
 
 

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 console = Console()
@@ -81,8 +82,8 @@ def render_status(data: dict[str, Any]) -> None:
     if data["last_failures"]:
         console.print("[bold]last failure seen[/]")
         for f in data["last_failures"]:
-            console.print(f"  {f['route']}: {f['kind']} — {f['error'][:160]}")
+            console.print(f"  {f['route']}: {f['kind']} — {escape(f['error'][:160])}")
     console.print("[bold]in force right now[/]")
     for s in data["in_force"]:
         value = json.dumps(s["value"], ensure_ascii=False)
-        console.print(f"  {s['key']} = {value[:100]} [dim][{s['layer']}][/]")
+        console.print(f"  {s['key']} = {escape(value[:100])} [dim]{escape('[' + s['layer'] + ']')}[/]")

@@ -155,6 +155,9 @@ async def _call(
                 text = (data.get("choices") or [{}])[0].get("message", {}).get("content") or ""
                 route = None
             route = route or resp.headers.get("x-modelpool-route")
+    except aiohttp.ClientPayloadError:  # the body broke off after a 200: a cut stream
+        stats.incomplete += 1
+        return None
     except (TimeoutError, aiohttp.ClientError, orjson.JSONDecodeError):
         stats.connection_errors += 1
         return None
