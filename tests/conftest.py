@@ -11,9 +11,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests/gateway_server.py and friends
 
-from gateway_server import ADMIN_TOKEN  # noqa: E402
-
-from modelpool.sim import FleetSpec, FleetThread, SimModel, SimProvider  # noqa: E402
+from gateway_server import ADMIN_TOKEN
+from modelpool.sim import FleetSpec, FleetThread, SimModel, SimProvider
 
 
 @pytest.fixture(autouse=True)

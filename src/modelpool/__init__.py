@@ -1,4 +1,4 @@
-"""modelpool — an LLM gateway where the model is the unit of choice and the provider an implementation detail."""
+"""modelpool — an LLM gateway: the model is the unit of choice, the provider an implementation detail."""
 
 from __future__ import annotations
 

@@ -73,7 +73,9 @@ class Gateway:
     # ---- construction -------------------------------------------------------------------------
 
     @classmethod
-    def from_config(cls, source: str | Path | dict[str, Any] | None = None, env: Mapping[str, str] | None = None) -> Gateway:
+    def from_config(
+        cls, source: str | Path | dict[str, Any] | None = None, env: Mapping[str, str] | None = None
+    ) -> Gateway:
         return cls(load_config(source, env=env), env=env)
 
     def _build_runtime(self, config: Any) -> Runtime:
@@ -98,7 +100,9 @@ class Gateway:
         if watch and self.loaded.path is not None:
             from modelpool.config import ConfigWatcher
 
-            self._watcher = ConfigWatcher(self.loaded.path, self._on_config_change, self._on_config_error, env=self.env)
+            self._watcher = ConfigWatcher(
+                self.loaded.path, self._on_config_change, self._on_config_error, env=self.env
+            )
             await self._watcher.start()
         self.started = True
 
@@ -174,7 +178,9 @@ class Gateway:
         self._admin_token, created = load_or_create_admin_token(self.state_dir)
         if created:
             # Printed once, on first run (SPEC §12); afterwards it is read from the state dir.
-            log.warning("generated admin token %s (stored in %s)", self._admin_token, self.state_dir / "admin_token")
+            log.warning(
+                "generated admin token %s (stored in %s)", self._admin_token, self.state_dir / "admin_token"
+            )
 
     def _persist_health(self, route_key: str, record: dict[str, Any]) -> None:
         if self.runtime.config.state.persist_ttl > 0:
@@ -192,9 +198,13 @@ class Gateway:
             pool = rt.catalog.resolve(forced or name)
         except UnknownModel as exc:
             hint = f" — did you mean {', '.join(exc.suggestions)}?" if exc.suggestions else ""
-            raise ClientError(404, f"model {name!r} is not served by any pool{hint}", type="not_found_error", param="model") from None
+            raise ClientError(
+                404, f"model {name!r} is not served by any pool{hint}", type="not_found_error", param="model"
+            ) from None
         if forced and forced not in rt.catalog.routes:
-            raise ClientError(400, f"x-modelpool-route {forced!r} is not a route key", param="x-modelpool-route")
+            raise ClientError(
+                400, f"x-modelpool-route {forced!r} is not a route key", param="x-modelpool-route"
+            )
         purpose = headers.get("x-modelpool-purpose")
         return Call(
             ingress=ingress,
@@ -224,7 +234,9 @@ class Gateway:
         result["modelpool"] = walker.state.metadata()
         return result
 
-    async def stream(self, request: dict[str, Any], headers: Mapping[str, str] | None = None) -> AsyncIterator[dict[str, Any]]:
+    async def stream(
+        self, request: dict[str, Any], headers: Mapping[str, str] | None = None
+    ) -> AsyncIterator[dict[str, Any]]:
         """Streaming call yielding OpenAI chunk dicts; a post-commit failure raises `RuntimeError`."""
         req = oc.parse_request(orjson.dumps({**request, "stream": True}))
         call = self.prepare("openai", req, headers)

@@ -9,15 +9,17 @@ import sys
 from pathlib import Path
 
 import yaml
+
 from conftest import base_config
 from gateway_server import ADMIN_TOKEN, GatewayServer, free_port
-
 from modelpool.sim import FleetThread
 
 CLI = [sys.executable, "-m", "modelpool.cli.main"]
 
 
-def run(*args: str, timeout: float = 60, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    *args: str, timeout: float = 60, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=env)
 
 
@@ -78,7 +80,12 @@ def test_serve_runs_and_generates_an_admin_token(fleet: FleetThread, tmp_path: P
     path.write_text(yaml.safe_dump(cfg))
     port = free_port()
     env = dict(os.environ)
-    proc = subprocess.Popen([*CLI, "serve", "--config", str(path), "--port", str(port)], stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [*CLI, "serve", "--config", str(path), "--port", str(port)],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         deadline = time.monotonic() + 20
         while True:
@@ -90,9 +97,15 @@ def test_serve_runs_and_generates_an_admin_token(fleet: FleetThread, tmp_path: P
             assert time.monotonic() < deadline and proc.poll() is None
             time.sleep(0.1)
         token = (Path(env["MODELPOOL_STATE_DIR"]) / "admin_token").read_text().strip()
-        status = httpx.get(f"http://127.0.0.1:{port}/admin/status", headers={"Authorization": f"Bearer {token}"}, timeout=5)
+        status = httpx.get(
+            f"http://127.0.0.1:{port}/admin/status", headers={"Authorization": f"Bearer {token}"}, timeout=5
+        )
         assert status.status_code == 200
-        reply = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json={"model": "m1", "messages": [{"role": "user", "content": "x"}]}, timeout=10)
+        reply = httpx.post(
+            f"http://127.0.0.1:{port}/v1/chat/completions",
+            json={"model": "m1", "messages": [{"role": "user", "content": "x"}]},
+            timeout=10,
+        )
         assert reply.status_code == 200
     finally:
         proc.terminate()

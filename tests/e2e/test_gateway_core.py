@@ -5,9 +5,9 @@ from __future__ import annotations
 import httpx
 import openai
 import pytest
+
 from conftest import base_config
 from gateway_server import GatewayServer
-
 from modelpool.sim import Fault, FleetThread, expected_text
 
 MESSAGES = [{"role": "user", "content": "hello"}]
@@ -49,7 +49,12 @@ def test_pool_of_two_routes_answers_streamed_with_usage_and_metadata(fleet: Flee
         text, last = stream_text(raw.parse())
         assert text == expected_text("beta", "m1", 6)
         assert last.usage is not None and last.usage.completion_tokens == 6  # usage chunk preserved
-        assert last.model_extra["modelpool"] == {"route": "beta/m1", "attempts": 1, "switched_from": None, "effort": None}
+        assert last.model_extra["modelpool"] == {
+            "route": "beta/m1",
+            "attempts": 1,
+            "switched_from": None,
+            "effort": None,
+        }
 
 
 def test_stream_bytes_are_relayed_unchanged_until_the_final_chunk(fleet: FleetThread) -> None:
@@ -76,10 +81,14 @@ def test_stream_bytes_are_relayed_unchanged_until_the_final_chunk(fleet: FleetTh
     [Fault("server_error", times=3, status=500), Fault("reset", times=3)],
     ids=["500", "reset-before-headers"],
 )
-def test_failure_before_content_is_answered_by_the_second_route(fleet: FleetThread, fault: Fault, stream: bool) -> None:
+def test_failure_before_content_is_answered_by_the_second_route(
+    fleet: FleetThread, fault: Fault, stream: bool
+) -> None:
     fleet.set_faults("alpha", [fault])
     with GatewayServer(base_config(fleet, retries_per_route=2)) as gw:
-        raw = client(gw).chat.completions.with_raw_response.create(model="m1", messages=MESSAGES, stream=stream)
+        raw = client(gw).chat.completions.with_raw_response.create(
+            model="m1", messages=MESSAGES, stream=stream
+        )
         assert raw.headers["x-modelpool-route"] == "beta/m1"
         assert raw.headers["x-modelpool-attempts"] == "4"  # 1 try + 2 retries on alpha, then beta
         assert raw.headers["x-modelpool-switched"].startswith("alpha/m1 → beta/m1")
@@ -111,7 +120,11 @@ def test_stream_cut_after_content_raises_in_the_sdk_and_never_repeats_text(fleet
                     seen.append(chunk.choices[0].delta.content)
         assert "".join(seen) == expected_text("alpha", "m1", 3)
         assert len(fleet.calls("beta")) == 0  # after the commit point nothing switches
-        raw = httpx.post(gw.url + "/v1/chat/completions", json={"model": "m1", "messages": MESSAGES, "stream": True}, timeout=10)
+        raw = httpx.post(
+            gw.url + "/v1/chat/completions",
+            json={"model": "m1", "messages": MESSAGES, "stream": True},
+            timeout=10,
+        )
         assert raw.text.endswith("data: [DONE]\n\n")  # the next call is whole again
         assert raw.headers["x-modelpool-route"] == "beta/m1"  # the cut route rests
 
@@ -119,9 +132,11 @@ def test_stream_cut_after_content_raises_in_the_sdk_and_never_repeats_text(fleet
 def test_all_routes_down_names_every_route_and_kind(fleet: FleetThread) -> None:
     fleet.set_faults("alpha", [Fault("quota")])
     fleet.set_faults("beta", [Fault("auth")])
-    with GatewayServer(base_config(fleet, retries_per_route=0)) as gw:
-        with pytest.raises(openai.APIStatusError) as info:
-            client(gw).chat.completions.create(model="m1", messages=MESSAGES)
+    with (
+        GatewayServer(base_config(fleet, retries_per_route=0)) as gw,
+        pytest.raises(openai.APIStatusError) as info,
+    ):
+        client(gw).chat.completions.create(model="m1", messages=MESSAGES)
     err = info.value
     assert err.status_code == 502
     message = err.body["message"]
@@ -151,7 +166,9 @@ def test_forced_route_header_serves_that_route_only(fleet: FleetThread) -> None:
         )
         assert raw.headers["x-modelpool-route"] == "alpha/m1"
         with pytest.raises(openai.APIStatusError):
-            c.chat.completions.create(model="m1", messages=MESSAGES, extra_headers={"x-modelpool-route": "beta/m1"})
+            c.chat.completions.create(
+                model="m1", messages=MESSAGES, extra_headers={"x-modelpool-route": "beta/m1"}
+            )
     assert len(fleet.calls("beta")) == 1  # forced: no failover to alpha, no retries
 
 
@@ -168,7 +185,12 @@ def test_models_list_shows_pools_with_routes_and_capabilities(fleet: FleetThread
 def test_admin_api_needs_the_token(fleet: FleetThread) -> None:
     with GatewayServer(base_config(fleet)) as gw:
         assert httpx.get(gw.url + "/admin/status", timeout=5).status_code == 401
-        assert httpx.get(gw.url + "/admin/status", headers={"Authorization": "Bearer wrong"}, timeout=5).status_code == 401
+        assert (
+            httpx.get(
+                gw.url + "/admin/status", headers={"Authorization": "Bearer wrong"}, timeout=5
+            ).status_code
+            == 401
+        )
         ok = httpx.get(gw.url + "/admin/status", headers=gw.admin_headers(), timeout=5)
         assert ok.status_code == 200 and ok.json()["pools"] == {"m1": ["alpha/m1", "beta/m1"]}
         assert httpx.get(gw.url + "/healthz", timeout=5).text == "ok"

@@ -10,8 +10,8 @@ import httpx
 import openai
 import pytest
 import yaml
-from gateway_server import ADMIN_TOKEN, GatewayServer
 
+from gateway_server import ADMIN_TOKEN, GatewayServer
 from modelpool.sim import FleetSpec, FleetThread, SimModel, SimProvider, expected_text
 
 
@@ -20,8 +20,15 @@ def named_fleet() -> Iterator[FleetThread]:
     """The same model under two provider-specific ids, as in the seed's merged-groups example."""
     spec = FleetSpec(
         [
-            SimProvider("deepseek", models=[SimModel("deepseek-flash", output_tokens=4)], ttft=0.005, tps=5000.0),
-            SimProvider("workbuddy", models=[SimModel("deepseek-v4.1-flash-1017", output_tokens=4)], ttft=0.005, tps=5000.0),
+            SimProvider(
+                "deepseek", models=[SimModel("deepseek-flash", output_tokens=4)], ttft=0.005, tps=5000.0
+            ),
+            SimProvider(
+                "workbuddy",
+                models=[SimModel("deepseek-v4.1-flash-1017", output_tokens=4)],
+                ttft=0.005,
+                tps=5000.0,
+            ),
         ]
     )
     with FleetThread(spec) as ft:
@@ -59,9 +66,13 @@ def test_default_group_merges_both_ids_into_one_pool(named_fleet: FleetThread, t
     path = tmp_path / "modelpool.yaml"
     write(path, config(named_fleet))
     with GatewayServer(path) as gw:
-        assert pools(gw) == {"deepseek-v4.1-flash": ["deepseek/deepseek-flash", "workbuddy/deepseek-v4.1-flash-1017"]}
+        assert pools(gw) == {
+            "deepseek-v4.1-flash": ["deepseek/deepseek-flash", "workbuddy/deepseek-v4.1-flash-1017"]
+        }
         c = openai.OpenAI(base_url=gw.url + "/v1", api_key="x", max_retries=0)
-        reply = c.chat.completions.create(model="deepseek-v4.1-flash", messages=[{"role": "user", "content": "hi"}])
+        reply = c.chat.completions.create(
+            model="deepseek-v4.1-flash", messages=[{"role": "user", "content": "hi"}]
+        )
         assert reply.choices[0].message.content == expected_text("deepseek", "deepseek-flash", 4)
         # the upstream got its own id, not the pool id
         assert named_fleet.calls("deepseek")[-1].body["model"] == "deepseek-flash"
@@ -72,7 +83,14 @@ def test_groups_merge_and_unmerge_live(named_fleet: FleetThread, tmp_path: Path)
     write(path, config(named_fleet, groups=[]))
     with GatewayServer(path) as gw:
         assert set(pools(gw)) == {"deepseek-flash", "deepseek-v4.1-flash-1017"}
-        merged = [{"id": "flash", "name": "Flash", "models": ["deepseek-flash", "deepseek-v4.1-flash*"], "merge": True}]
+        merged = [
+            {
+                "id": "flash",
+                "name": "Flash",
+                "models": ["deepseek-flash", "deepseek-v4.1-flash*"],
+                "merge": True,
+            }
+        ]
         write(path, config(named_fleet, groups=merged))
         wait_for(lambda: set(pools(gw)) == {"flash"})
         curated = [{"id": "flash", "models": ["deepseek-flash", "deepseek-v4.1-flash*"], "merge": False}]
@@ -81,7 +99,9 @@ def test_groups_merge_and_unmerge_live(named_fleet: FleetThread, tmp_path: Path)
         assert pools(gw)["flash"] == ["deepseek/deepseek-flash", "workbuddy/deepseek-v4.1-flash-1017"]
 
 
-def test_invalid_edit_is_rejected_and_the_old_config_keeps_serving(named_fleet: FleetThread, tmp_path: Path) -> None:
+def test_invalid_edit_is_rejected_and_the_old_config_keeps_serving(
+    named_fleet: FleetThread, tmp_path: Path
+) -> None:
     path = tmp_path / "modelpool.yaml"
     write(path, config(named_fleet))
     with GatewayServer(path) as gw:
@@ -95,12 +115,16 @@ def test_invalid_edit_is_rejected_and_the_old_config_keeps_serving(named_fleet: 
         errors = status()["config_error"]
         assert any(e.startswith("pool.strategy") for e in errors)
         assert any(e.startswith("providers[0].base_url") for e in errors)
-        reply = c.chat.completions.with_raw_response.create(model="deepseek-v4.1-flash", messages=[{"role": "user", "content": "hi"}])
+        reply = c.chat.completions.with_raw_response.create(
+            model="deepseek-v4.1-flash", messages=[{"role": "user", "content": "hi"}]
+        )
         assert reply.headers["x-modelpool-route"] == "deepseek/deepseek-flash"
         # a valid edit afterwards applies and clears the error
         good = config(named_fleet)
         good["pool"]["provider_order"] = ["workbuddy"]
         write(path, good)
         wait_for(lambda: status()["config_error"] is None)
-        reply = c.chat.completions.with_raw_response.create(model="deepseek-v4.1-flash", messages=[{"role": "user", "content": "hi"}])
+        reply = c.chat.completions.with_raw_response.create(
+            model="deepseek-v4.1-flash", messages=[{"role": "user", "content": "hi"}]
+        )
         assert reply.headers["x-modelpool-route"] == "workbuddy/deepseek-v4.1-flash-1017"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 
 import httpx
+
 from conftest import base_config
 from gateway_server import ADMIN_TOKEN, GatewayServer
-
 from modelpool.sim import Fault, FleetSpec, FleetThread, SimModel, SimProvider
 
 MESSAGES = [{"role": "user", "content": "hello"}]
@@ -58,9 +58,15 @@ def test_stall_before_first_event_switches_routes(fleet: FleetThread) -> None:
     cfg = base_config(fleet, retries_per_route=0)
     cfg["timeouts"] = {"first_byte": "500ms"}
     with GatewayServer(cfg) as gw:
-        resp = httpx.post(gw.url + "/v1/chat/completions", json={"model": "m1", "messages": MESSAGES, "stream": True}, timeout=10)
+        resp = httpx.post(
+            gw.url + "/v1/chat/completions",
+            json={"model": "m1", "messages": MESSAGES, "stream": True},
+            timeout=10,
+        )
         assert resp.headers["x-modelpool-route"] == "beta/m1"
-        status = httpx.get(gw.url + "/admin/status", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=5).json()
+        status = httpx.get(
+            gw.url + "/admin/status", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=5
+        ).json()
         alpha = next(r for r in status["ranking"] if r["route"] == "alpha/m1")
         assert alpha["last_error_kind"] == "network" and alpha["mark"] == "COOLDOWN"
 
@@ -68,7 +74,11 @@ def test_stall_before_first_event_switches_routes(fleet: FleetThread) -> None:
 def test_missing_done_before_content_switches_and_after_content_errors(fleet: FleetThread) -> None:
     fleet.set_faults("alpha", [Fault("no_terminator", times=1)])
     with GatewayServer(base_config(fleet, retries_per_route=0)) as gw:
-        resp = httpx.post(gw.url + "/v1/chat/completions", json={"model": "m1", "messages": MESSAGES, "stream": True}, timeout=10)
+        resp = httpx.post(
+            gw.url + "/v1/chat/completions",
+            json={"model": "m1", "messages": MESSAGES, "stream": True},
+            timeout=10,
+        )
     # the answer was complete but unterminated: after content, so the client gets an error event, no [DONE]
     assert resp.headers["x-modelpool-route"] == "alpha/m1"
     assert '"error"' in resp.text.rsplit("data:", 1)[-1]

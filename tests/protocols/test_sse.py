@@ -10,7 +10,7 @@ from modelpool.protocols.sse import SSEParser, encode_event
 STREAM = (
     b'data: {"a":1}\n\n'
     b": keep-alive comment\n\n"
-    b"event: message_start\ndata: {\"type\":\"message_start\"}\n\n"
+    b'event: message_start\ndata: {"type":"message_start"}\n\n'
     b"data: line one\ndata: line two\n\n"
     b"data: \xe4\xbd\xa0\xe5\xa5\xbd\n\n"  # 你好: split reads may cut it mid-sequence
     b"data: [DONE]\n\n"
@@ -68,7 +68,9 @@ def test_encode_event_round_trip() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.integers(min_value=0, max_value=len(STREAM)), max_size=12), st.sampled_from([b"\n", b"\r\n"]))
+@given(
+    st.lists(st.integers(min_value=0, max_value=len(STREAM)), max_size=12), st.sampled_from([b"\n", b"\r\n"])
+)
 def test_any_split_gives_the_same_events(cuts: list[int], newline: bytes) -> None:
     data = STREAM.replace(b"\n", newline)
     points = sorted({min(c, len(data)) for c in cuts})

@@ -37,17 +37,24 @@ def run_demo(port: int, rate: float, duration: float | None, traffic: bool) -> i
 
     configure_logging("warning")
     token = "mp-demo-" + secrets.token_urlsafe(8)
-    with tempfile.TemporaryDirectory(prefix="modelpool-demo-") as state_dir, FleetThread(demo_fleet()) as fleet:
+    with (
+        tempfile.TemporaryDirectory(prefix="modelpool-demo-") as state_dir,
+        FleetThread(demo_fleet()) as fleet,
+    ):
         env = {"MODELPOOL_STATE_DIR": state_dir}
         gw = Gateway(load_config(demo_config(fleet, token, port), env=env), env=env)
         server = uvicorn.Server(
-            uvicorn.Config(gw.asgi_app, host="127.0.0.1", port=port, loop="uvloop", log_level="warning", access_log=False)
+            uvicorn.Config(
+                gw.asgi_app, host="127.0.0.1", port=port, loop="uvloop", log_level="warning", access_log=False
+            )
         )
         stop = threading.Event()
         if duration is not None and not traffic:
             threading.Timer(duration, lambda: setattr(server, "should_exit", True)).start()
         traffic_thread = (
-            threading.Thread(target=_traffic, args=(server, port, rate, duration, stop), daemon=True) if traffic else None
+            threading.Thread(target=_traffic, args=(server, port, rate, duration, stop), daemon=True)
+            if traffic
+            else None
         )
         if traffic_thread is not None:
             traffic_thread.start()
@@ -68,7 +75,8 @@ def _banner(port: int, token: str, fleet: Any, traffic: bool) -> None:
     print(f"  pool: {DEMO_POOL} (3 routes, one of them an aggregator with 22 inner providers)")
     print("  try:")
     print(f"    curl -sN {url}/v1/chat/completions -H 'content-type: application/json' \\")
-    print(f'      -d \'{{"model": "{DEMO_POOL}", "stream": true, "messages": [{{"role": "user", "content": "hi"}}]}}\'')
+    body = f'{{"model": "{DEMO_POOL}", "stream": true, "messages": [{{"role": "user", "content": "hi"}}]}}'
+    print(f"      -d '{body}'")
     print(f"    modelpool status --url {url} --token {token}")
     print(f"    modelpool models --url {url} --token {token}")
     if traffic:
@@ -87,7 +95,15 @@ def _traffic(server: Any, port: int, rate: float, duration: float | None, stop: 
 
     async def main() -> None:
         task = asyncio.create_task(
-            run_traffic(f"http://127.0.0.1:{port}/v1", DEMO_POOL, rate=rate, duration=duration, sessions=8, api_key=None, stats=stats)
+            run_traffic(
+                f"http://127.0.0.1:{port}/v1",
+                DEMO_POOL,
+                rate=rate,
+                duration=duration,
+                sessions=8,
+                api_key=None,
+                stats=stats,
+            )
         )
         last = time.monotonic()
         while not stop.is_set() and not task.done():

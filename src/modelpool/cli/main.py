@@ -20,9 +20,17 @@ app = typer.Typer(
 config_app = typer.Typer(help="Configuration tools.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 
-ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="Config file (default: $MODELPOOL_CONFIG, ./modelpool.yaml).")]
-UrlOpt = Annotated[str | None, typer.Option("--url", help="Gateway URL (default: $MODELPOOL_URL or http://127.0.0.1:4000).")]
-TokenOpt = Annotated[str | None, typer.Option("--token", help="Admin token (default: $MODELPOOL_ADMIN_TOKEN or the state dir).")]
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option("--config", "-c", help="Config file (default: $MODELPOOL_CONFIG, ./modelpool.yaml)."),
+]
+UrlOpt = Annotated[
+    str | None, typer.Option("--url", help="Gateway URL (default: $MODELPOOL_URL or http://127.0.0.1:4000).")
+]
+TokenOpt = Annotated[
+    str | None,
+    typer.Option("--token", help="Admin token (default: $MODELPOOL_ADMIN_TOKEN or the state dir)."),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
 
@@ -44,7 +52,9 @@ def serve(
 def demo(
     port: Annotated[int, typer.Option(help="Gateway port.")] = 4000,
     rate: Annotated[float, typer.Option(help="Demo traffic: calls per second.")] = 2.0,
-    duration: Annotated[float | None, typer.Option(help="Stop after this many seconds (default: run until Ctrl-C).")] = None,
+    duration: Annotated[
+        float | None, typer.Option(help="Stop after this many seconds (default: run until Ctrl-C).")
+    ] = None,
     no_traffic: Annotated[bool, typer.Option("--no-traffic", help="Do not generate demo traffic.")] = False,
 ) -> None:
     """Run the gateway on the built-in simulated fleet with live traffic; no keys needed."""
@@ -57,7 +67,9 @@ def demo(
 def sim(
     preset: Annotated[str, typer.Option(help="demo | two-route | bench")] = "demo",
     host: Annotated[str, typer.Option(help="Bind address.")] = "127.0.0.1",
-    config_out: Annotated[Path | None, typer.Option("--config-out", help="Write a modelpool config for this fleet.")] = None,
+    config_out: Annotated[
+        Path | None, typer.Option("--config-out", help="Write a modelpool config for this fleet.")
+    ] = None,
 ) -> None:
     """Run only the simulated provider fleet (for tests and benchmarks)."""
     import asyncio
@@ -71,7 +83,9 @@ def sim(
 
 
 @app.command()
-def models(url: UrlOpt = None, token: TokenOpt = None, json: JsonOpt = False, config: ConfigOpt = None) -> None:
+def models(
+    url: UrlOpt = None, token: TokenOpt = None, json: JsonOpt = False, config: ConfigOpt = None
+) -> None:
     """Pools, routes, capabilities and state badges."""
     from modelpool.cli.remote import admin_get
     from modelpool.cli.render import print_json, render_pools
@@ -81,7 +95,9 @@ def models(url: UrlOpt = None, token: TokenOpt = None, json: JsonOpt = False, co
 
 
 @app.command()
-def status(url: UrlOpt = None, token: TokenOpt = None, json: JsonOpt = False, config: ConfigOpt = None) -> None:
+def status(
+    url: UrlOpt = None, token: TokenOpt = None, json: JsonOpt = False, config: ConfigOpt = None
+) -> None:
     """Enabled state, config, state backend, pools, rests, last failures and what is in force."""
     from modelpool.cli.remote import admin_get
     from modelpool.cli.render import print_json, render_status
@@ -91,7 +107,10 @@ def status(url: UrlOpt = None, token: TokenOpt = None, json: JsonOpt = False, co
 
 
 @config_app.command("check")
-def config_check(file: Annotated[Path | None, typer.Argument(help="Config file to validate.")] = None, json: JsonOpt = False) -> None:
+def config_check(
+    file: Annotated[Path | None, typer.Argument(help="Config file to validate.")] = None,
+    json: JsonOpt = False,
+) -> None:
     """Validate a config file and print every error with its key path."""
     from modelpool.cli.render import print_json
     from modelpool.config import ConfigError, load_config

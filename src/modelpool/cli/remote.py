@@ -34,7 +34,9 @@ def admin_token(token: str | None, config: Path | None) -> str | None:
     return loaded.config.server.admin_token or read_admin_token(state_dir(loaded.config))
 
 
-def admin_request(method: str, path: str, url: str | None, token: str | None, config: Path | None, body: Any = None) -> Any:
+def admin_request(
+    method: str, path: str, url: str | None, token: str | None, config: Path | None, body: Any = None
+) -> Any:
     base = gateway_url(url)
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(base + path, data=data, method=method)
@@ -51,7 +53,10 @@ def admin_request(method: str, path: str, url: str | None, token: str | None, co
         print(f"error: {method} {path} → HTTP {err.code}: {detail}", file=sys.stderr)
         raise typer.Exit(1) from None
     except (urllib.error.URLError, OSError) as err:
-        print(f"error: cannot reach the gateway at {base} ({err}); is `modelpool serve` running? (--url)", file=sys.stderr)
+        print(
+            f"error: cannot reach the gateway at {base} ({err}); is `modelpool serve` running? (--url)",
+            file=sys.stderr,
+        )
         raise typer.Exit(1) from None
 
 

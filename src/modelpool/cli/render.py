@@ -68,7 +68,8 @@ def render_status(data: dict[str, Any]) -> None:
         for line in data["config_error"]:
             console.print(f"  {line}")
     state = data["state"]
-    console.print(f"state backend: {state.get('backend')} {state.get('path') or state.get('url') or ''} healthy={state.get('healthy')}")
+    where = state.get("path") or state.get("url") or ""
+    console.print(f"state backend: {state.get('backend')} {where} healthy={state.get('healthy')}")
     console.print(f"discovered: {data['discovered']['pools']} pools, {data['discovered']['routes']} routes")
     for w in data.get("warnings", []):
         console.print(f"[yellow]warning:[/] {w}")
@@ -77,7 +78,9 @@ def render_status(data: dict[str, Any]) -> None:
         table.add_column(col)
     for r in data["ranking"]:
         ttft = f"{r['ewma_ttft_ms']:.0f} ms" if r.get("ewma_ttft_ms") is not None else ""
-        table.add_row(r["route"], _state_cell(r), ttft, f"{r['success_rate']:.2f}", r.get("last_error_kind") or "")
+        table.add_row(
+            r["route"], _state_cell(r), ttft, f"{r['success_rate']:.2f}", r.get("last_error_kind") or ""
+        )
     console.print(table)
     if data["last_failures"]:
         console.print("[bold]last failure seen[/]")

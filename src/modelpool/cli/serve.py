@@ -39,7 +39,10 @@ def run_serve(config: Path | None, host: str | None, port: int | None, workers: 
         )
         return 2
     if workers != 1:
-        print("--workers above 1 needs the shared state of the scale-out work (redis); use 1 for now", file=sys.stderr)
+        print(
+            "--workers above 1 needs the shared state of the scale-out work (redis); use 1 for now",
+            file=sys.stderr,
+        )
         return 2
     return serve_loaded(loaded, bind_host, bind_port, log_level)
 

@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 class ClientError(Exception):
     """The client's request is at fault: rendered as a 4xx in the ingress protocol's error shape."""
 
-    def __init__(self, status: int, message: str, *, type: str = "invalid_request_error", param: str | None = None):
+    def __init__(
+        self, status: int, message: str, *, type: str = "invalid_request_error", param: str | None = None
+    ):
         super().__init__(message)
         self.status = status
         self.message = message
@@ -47,7 +49,8 @@ class WalkFailed(Exception):
         if not self.attempts:
             return f"pool {self.pool!r}: no route available"
         tried = "; ".join(
-            f"{a.route}: {a.kind or 'error'}" + (f" ({a.message[:200]})" if a.message else "") for a in self.attempts
+            f"{a.route}: {a.kind or 'error'}" + (f" ({a.message[:200]})" if a.message else "")
+            for a in self.attempts
         )
         return f"pool {self.pool!r}: every route failed — {tried}"
 

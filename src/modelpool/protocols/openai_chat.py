@@ -39,12 +39,16 @@ def parse_request(body: bytes) -> dict[str, Any]:
     if not isinstance(stream, bool) and stream is not None:
         raise ClientError(400, "'stream' must be a boolean", param="stream")
     max_tokens = req.get("max_tokens", req.get("max_completion_tokens"))
-    if max_tokens is not None and (not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1):
+    if max_tokens is not None and (
+        not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1
+    ):
         raise ClientError(400, "'max_tokens' must be a positive integer", param="max_tokens")
     return req
 
 
-def error_body(message: str, type: str = "invalid_request_error", code: str | None = None, param: str | None = None) -> bytes:
+def error_body(
+    message: str, type: str = "invalid_request_error", code: str | None = None, param: str | None = None
+) -> bytes:
     return orjson.dumps({"error": {"message": message, "type": type, "param": param, "code": code}})
 
 
@@ -87,7 +91,7 @@ class ChunkInfo:
         if not isinstance(obj, dict):
             self.error = {"message": "malformed chunk: not a JSON object"}
             return
-        if "error" in obj and obj["error"]:
+        if obj.get("error"):
             self.error = obj["error"]
             return
         self.usage = obj.get("usage")
@@ -105,7 +109,12 @@ class ChunkInfo:
                 self._read_delta(delta)
 
     def _read_delta(self, delta: dict[str, Any]) -> None:
-        if delta.get("content") or delta.get("refusal") or delta.get("tool_calls") or delta.get("function_call"):
+        if (
+            delta.get("content")
+            or delta.get("refusal")
+            or delta.get("tool_calls")
+            or delta.get("function_call")
+        ):
             self.content = True
             self.meaningful = True
         elif delta.get("reasoning_content") or delta.get("reasoning"):

@@ -53,7 +53,9 @@ class Planner:
         cand = Candidate(route, rt.endpoints[route.provider_id], ["forced by x-modelpool-route"])
         return Plan([cand], [], "forced")
 
-    def _eligible(self, rt: Runtime, routes: Sequence[Route]) -> tuple[list[Candidate], list[tuple[str, str]]]:
+    def _eligible(
+        self, rt: Runtime, routes: Sequence[Route]
+    ) -> tuple[list[Candidate], list[tuple[str, str]]]:
         eligible: list[Candidate] = []
         skipped: list[tuple[str, str]] = []
         for route in routes:
@@ -73,7 +75,9 @@ class Planner:
         ordered = sorted(cands, key=lambda c: (rank.get(c.route.provider_id, unlisted), c.route.registration))
         for c in ordered:
             pos = rank.get(c.route.provider_id)
-            c.reasons.append(f"provider order #{pos + 1}" if pos is not None else "unlisted: registration order")
+            c.reasons.append(
+                f"provider order #{pos + 1}" if pos is not None else "unlisted: registration order"
+            )
         return ordered
 
     def _strategy_input(self, rt: Runtime, call: Call) -> StrategyInput:
@@ -109,5 +113,7 @@ class Planner:
             return cands
         resting = [c for c in cands if self._is_resting(c.key, now)]
         for c in resting:
-            c.reasons.append("resting: moved behind healthy routes" if healthy else "all resting: tried anyway")
+            c.reasons.append(
+                "resting: moved behind healthy routes" if healthy else "all resting: tried anyway"
+            )
         return healthy + resting

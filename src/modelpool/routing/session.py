@@ -6,7 +6,12 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-SESSION_HEADERS = ("x-session-id", "x-modelpool-session", "x-deepseek-harness-session-id", "x-session-affinity")
+SESSION_HEADERS = (
+    "x-session-id",
+    "x-modelpool-session",
+    "x-deepseek-harness-session-id",
+    "x-session-affinity",
+)
 
 
 def session_id(headers: Mapping[str, str], body: dict[str, Any], pool_id: str) -> str:

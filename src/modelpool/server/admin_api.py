@@ -35,13 +35,19 @@ def _guard(handler: Any) -> Any:
     async def endpoint(request: Request) -> Response:
         gw: Gateway = request.app.state.gateway
         if not admin_token_ok(gw, request):
-            return json_response({"error": {"message": "admin token required", "type": "authentication_error"}}, 401)
+            return json_response(
+                {"error": {"message": "admin token required", "type": "authentication_error"}}, 401
+            )
         try:
             return await handler(gw, request)
         except ConfigError as err:
-            return json_response({"error": {"message": str(err), "type": "invalid_request_error", "errors": err.errors}}, 400)
+            return json_response(
+                {"error": {"message": str(err), "type": "invalid_request_error", "errors": err.errors}}, 400
+            )
         except (ValueError, KeyError, TypeError, orjson.JSONDecodeError) as err:
-            return json_response({"error": {"message": f"bad request: {err}", "type": "invalid_request_error"}}, 400)
+            return json_response(
+                {"error": {"message": f"bad request: {err}", "type": "invalid_request_error"}}, 400
+            )
 
     endpoint.__name__ = handler.__name__
     return endpoint

@@ -76,7 +76,11 @@ def _starlette_app(gw: Gateway) -> Starlette:
 
     async def models(request: Request) -> Response:
         if not client_key_ok(gw, header_map(request.scope)):
-            return Response(oc.error_body("invalid or missing API key", "authentication_error"), 401, media_type="application/json")
+            return Response(
+                oc.error_body("invalid or missing API key", "authentication_error"),
+                401,
+                media_type="application/json",
+            )
         return json_response(models_payload(gw))
 
     routes = [

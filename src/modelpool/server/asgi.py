@@ -29,7 +29,11 @@ def header_map(scope: Scope) -> dict[str, str]:
 async def read_body(receive: Receive, headers: dict[str, str], max_body: int) -> bytes:
     length = headers.get("content-length")
     if length is not None and length.isdigit() and int(length) > max_body:
-        raise ClientError(413, f"request body of {length} bytes exceeds max_body ({max_body} bytes)", type="request_too_large")
+        raise ClientError(
+            413,
+            f"request body of {length} bytes exceeds max_body ({max_body} bytes)",
+            type="request_too_large",
+        )
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -40,14 +44,20 @@ async def read_body(receive: Receive, headers: dict[str, str], max_body: int) ->
         if chunk:
             size += len(chunk)
             if size > max_body:
-                raise ClientError(413, f"request body exceeds max_body ({max_body} bytes)", type="request_too_large")
+                raise ClientError(
+                    413, f"request body exceeds max_body ({max_body} bytes)", type="request_too_large"
+                )
             chunks.append(chunk)
         if not message.get("more_body", False):
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 async def send_bytes(
-    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None, content_type: bytes = b"application/json"
+    send: Send,
+    status: int,
+    body: bytes,
+    headers: list[tuple[bytes, bytes]] | None = None,
+    content_type: bytes = b"application/json",
 ) -> None:
     hdrs = [(b"content-type", content_type), (b"content-length", str(len(body)).encode())]
     if headers:
@@ -56,7 +66,9 @@ async def send_bytes(
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-async def send_json(send: Send, status: int, obj: Any, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+async def send_json(
+    send: Send, status: int, obj: Any, headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
     await send_bytes(send, status, orjson.dumps(obj), headers)
 
 

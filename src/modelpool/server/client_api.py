@@ -13,7 +13,7 @@ from modelpool.protocols.errors import ClientError, WalkFailed
 from modelpool.routing.call import Call
 from modelpool.server.asgi import DisconnectWatch, Receive, Scope, Send, header_map, read_body, send_bytes
 from modelpool.walk.openai_relay import JSON_HEADERS, OpenAIOnceRelay, OpenAIStreamRelay
-from modelpool.walk.walker import CommittedFailure, Walker
+from modelpool.walk.walker import CommittedFailure
 
 if TYPE_CHECKING:
     from modelpool.gateway import Gateway
@@ -93,10 +93,17 @@ async def _stream(gw: Gateway, call: Call, send: Send, watch: DisconnectWatch) -
             await send_bytes(send, err.status, oc.walk_failed_body(err))
         return
     except CommittedFailure as exc:
-        log.warning("stream of %s cut after content on %s: %s", call.pool.id, walker.state.metadata()["route"], exc)
+        log.warning(
+            "stream of %s cut after content on %s: %s", call.pool.id, walker.state.metadata()["route"], exc
+        )
     watch.finish()
     await send({"type": "http.response.body", "body": b"", "more_body": False})
-    log.debug("served %s via %s in %.1f ms", call.pool.id, walker.state.metadata()["route"], (time.monotonic() - t0) * 1000)
+    log.debug(
+        "served %s via %s in %.1f ms",
+        call.pool.id,
+        walker.state.metadata()["route"],
+        (time.monotonic() - t0) * 1000,
+    )
 
 
 def models_payload(gw: Gateway) -> dict[str, Any]:
@@ -116,7 +123,9 @@ def models_payload(gw: Gateway) -> dict[str, Any]:
                 "routes": [r.key for r in pool.routes],
                 "context_window": caps.context_window,
                 "efforts": list(caps.efforts) if caps.efforts is not None else None,
-                "input_modalities": list(caps.input_modalities) if caps.input_modalities is not None else ["text"],
+                "input_modalities": list(caps.input_modalities)
+                if caps.input_modalities is not None
+                else ["text"],
                 "tools": caps.tools,
             }
         )

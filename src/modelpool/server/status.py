@@ -63,7 +63,9 @@ def pools_report(gw: Gateway) -> dict[str, Any]:
                 "group": pool.group,
                 "context_window": caps.context_window,
                 "efforts": list(caps.efforts) if caps.efforts is not None else None,
-                "input_modalities": list(caps.input_modalities) if caps.input_modalities is not None else None,
+                "input_modalities": list(caps.input_modalities)
+                if caps.input_modalities is not None
+                else None,
                 "tools": caps.tools,
                 "routes": routes,
             }
@@ -84,8 +86,13 @@ def status_report(gw: Gateway) -> dict[str, Any]:
         row = {"route": key, **route_badge(h, candidate, reason)}
         ranking.append(row)
         if h.last_error:
-            last_failures.append({"route": key, "kind": row["last_error_kind"], "error": h.last_error, "at": h.last_error_at})
-    in_force = [{"key": s.key, "value": s.value, "layer": s.layer} for s in effective_settings(gw.loaded.file_layer, gw.dashboard_layer)]
+            last_failures.append(
+                {"route": key, "kind": row["last_error_kind"], "error": h.last_error, "at": h.last_error_at}
+            )
+    in_force = [
+        {"key": s.key, "value": s.value, "layer": s.layer}
+        for s in effective_settings(gw.loaded.file_layer, gw.dashboard_layer)
+    ]
     return {
         "version": __version__,
         "enabled": True,
@@ -95,7 +102,13 @@ def status_report(gw: Gateway) -> dict[str, Any]:
         "warnings": list(gw.loaded.warnings) + list(rt.catalog.warnings),
         "state": gw.state.describe(),
         "providers": [
-            {"id": e.id, "name": e.name, "kind": e.kind, "has_key": e.has_key, "discovery_error": gw.discovery.errors.get(e.id)}
+            {
+                "id": e.id,
+                "name": e.name,
+                "kind": e.kind,
+                "has_key": e.has_key,
+                "discovery_error": gw.discovery.errors.get(e.id),
+            }
             for e in rt.endpoints.values()
         ],
         "discovered": {"pools": len(rt.catalog.pools), "routes": len(rt.catalog.routes)},

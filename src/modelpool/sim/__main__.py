@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 from pathlib import Path
 
+from modelpool.sim.fleet import new_event_loop
 from modelpool.sim.presets import PRESETS
 from modelpool.sim.runner import run_sim
 
@@ -20,8 +21,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--base-port", type=int, default=None)
     parser.add_argument("--config-out", type=Path, default=None)
     args = parser.parse_args(argv)
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run_sim(args.preset, args.host, args.base_port, args.config_out))
+    with contextlib.suppress(KeyboardInterrupt), asyncio.Runner(loop_factory=new_event_loop) as runner:
+        runner.run(run_sim(args.preset, args.host, args.base_port, args.config_out))
 
 
 if __name__ == "__main__":

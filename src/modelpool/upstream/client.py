@@ -72,9 +72,7 @@ class UpstreamClient:
             await self._session.close()
         self._session = None
 
-    async def post(
-        self, url: str, headers: Iterable[tuple[str, str]], body: bytes
-    ) -> aiohttp.ClientResponse:
+    async def post(self, url: str, headers: Iterable[tuple[str, str]], body: bytes) -> aiohttp.ClientResponse:
         """POST and return the response once headers arrived and the status is 2xx.
 
         Any failure before that is raised as an `AttemptFailure` already classified.

@@ -57,14 +57,18 @@ def parse_model_list(payload: Any) -> list[DiscoveredModel]:
     for row in rows:
         if not isinstance(row, dict) or not isinstance(row.get("id"), str):
             continue
-        declared = row.get("type") if isinstance(row.get("type"), str) and row.get("type") != "model" else None
+        declared = (
+            row.get("type") if isinstance(row.get("type"), str) and row.get("type") != "model" else None
+        )
         out.append(DiscoveredModel(id=row["id"], declared_type=declared, capabilities=_capabilities(row)))
     return out
 
 
 def _capabilities(row: dict[str, Any]) -> Capabilities | None:
     context = row.get("context_window") or row.get("context_length")
-    modalities = (row.get("modalities") or {}).get("input") if isinstance(row.get("modalities"), dict) else None
+    modalities = (
+        (row.get("modalities") or {}).get("input") if isinstance(row.get("modalities"), dict) else None
+    )
     arch = row.get("architecture")
     if modalities is None and isinstance(arch, dict):
         modalities = arch.get("input_modalities")
@@ -77,6 +81,8 @@ def _capabilities(row: dict[str, Any]) -> Capabilities | None:
         return None
     return Capabilities(
         context_window=int(context) if isinstance(context, int | float) else None,
-        input_modalities=tuple(m for m in modalities if isinstance(m, str)) if isinstance(modalities, list) else None,
+        input_modalities=tuple(m for m in modalities if isinstance(m, str))
+        if isinstance(modalities, list)
+        else None,
         tools=tools,
     )

@@ -43,7 +43,9 @@ def upstream_body(call: Call, cand: Candidate) -> bytes:
 class OpenAIStreamRelay:
     """One instance per client call; `attempt` is called once per upstream attempt by the walker."""
 
-    def __init__(self, call: Call, client: UpstreamClient, state: WalkState, start: Start, emit: Emit) -> None:
+    def __init__(
+        self, call: Call, client: UpstreamClient, state: WalkState, start: Start, emit: Emit
+    ) -> None:
         self.call = call
         self.client = client
         self.state = state
@@ -70,7 +72,9 @@ class OpenAIStreamRelay:
         timeouts = self.client.timeouts
         try:
             async with asyncio.timeout(timeouts.first_byte):
-                return await self.client.post(cand.endpoint.chat_url, cand.endpoint.headers, upstream_body(self.call, cand))
+                return await self.client.post(
+                    cand.endpoint.chat_url, cand.endpoint.headers, upstream_body(self.call, cand)
+                )
         except TimeoutError:
             raise AttemptFailure(FailureKind.NETWORK, "timeout waiting for the upstream response") from None
 
@@ -112,7 +116,9 @@ class OpenAIStreamRelay:
             async with asyncio.timeout_at(deadline):
                 return await reader.readany()
         except TimeoutError:
-            raise AttemptFailure(FailureKind.NETWORK, "stall: no upstream event before the first-byte timeout") from None
+            raise AttemptFailure(
+                FailureKind.NETWORK, "stall: no upstream event before the first-byte timeout"
+            ) from None
         except (aiohttp.ClientError, ConnectionError) as exc:
             raise AttemptFailure(FailureKind.NETWORK, f"stream broken: {type(exc).__name__}: {exc}") from None
 
@@ -156,7 +162,9 @@ class OpenAIStreamRelay:
         status = error.get("code") if isinstance(error, dict) else None
         kind = classify(status if isinstance(status, int) else None, message)
         if kind is FailureKind.REQUEST:
-            kind = FailureKind.SERVER  # an error inside a 200 stream is the route's failure, not the request's
+            kind = (
+                FailureKind.SERVER
+            )  # an error inside a 200 stream is the route's failure, not the request's
         return AttemptFailure(kind, f"upstream error in stream: {message}")
 
     def _result(self, t0: float, first_at: float | None) -> AttemptResult:
@@ -182,7 +190,9 @@ class OpenAIOnceRelay:
         t0 = time.monotonic()
         try:
             async with asyncio.timeout(self.client.timeouts.response):
-                resp = await self.client.post(cand.endpoint.chat_url, cand.endpoint.headers, upstream_body(self.call, cand))
+                resp = await self.client.post(
+                    cand.endpoint.chat_url, cand.endpoint.headers, upstream_body(self.call, cand)
+                )
                 try:
                     body = await resp.read()
                 finally:
@@ -208,4 +218,6 @@ class OpenAIOnceRelay:
             message = message if isinstance(message, str) else orjson.dumps(err).decode()
             kind = classify(None, message)
             return AttemptFailure(FailureKind.SERVER if kind is FailureKind.REQUEST else kind, message)
-        return AttemptFailure(FailureKind.SERVER, f"upstream answered 200 without a completion: {body[:200]!r}")
+        return AttemptFailure(
+            FailureKind.SERVER, f"upstream answered 200 without a completion: {body[:200]!r}"
+        )

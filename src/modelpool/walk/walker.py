@@ -109,7 +109,9 @@ class Walker:
         for cand in self.plan.candidates:
             if last is not None:
                 self._switching(cand, last)
-            last = await self._try_route(cand, attempt, retries=0 if no_failover else self.cfg.retries_per_route)
+            last = await self._try_route(
+                cand, attempt, retries=0 if no_failover else self.cfg.retries_per_route
+            )
             if last is None:
                 self.served = cand
                 return cand
