@@ -26,6 +26,7 @@ from modelpool.config import (
     resolve_api_key,
     state_dir,
 )
+from modelpool.events import EventBus, LiveRoute, SessionLog
 from modelpool.health.registry import HealthRegistry
 from modelpool.protocols import openai_chat as oc
 from modelpool.protocols.errors import ClientError
@@ -33,16 +34,30 @@ from modelpool.routing.call import Call
 from modelpool.routing.measurements import RegistryMeasurements
 from modelpool.routing.planner import Planner
 from modelpool.routing.session import session_id
+from modelpool.routing.sticky import PinStore
 from modelpool.runtime import Runtime
 from modelpool.state import StateBackend, create_backend
 from modelpool.upstream.client import UpstreamClient
 from modelpool.upstream.discovery import Discovery
 from modelpool.upstream.providers import ProviderEndpoint, build_endpoint
+from modelpool.walk.consent import QuestionBoard
 from modelpool.walk.openai_relay import OpenAIOnceRelay, OpenAIStreamRelay
 from modelpool.walk.walker import Walker
-from modelpool.walk.wiring import RegistrySink
+from modelpool.walk.wiring import GatewaySink
 
 log = logging.getLogger("modelpool")
+
+
+class LastPlans(dict[str, Any]):
+    """The most recent plan per session (bounded), so `/admin/sessions/{id}` can say *why*."""
+
+    LIMIT = 1000
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        super().pop(key, None)
+        super().__setitem__(key, value)
+        if len(self) > self.LIMIT:
+            del self[next(iter(self))]
 
 
 class Gateway:
@@ -60,7 +75,15 @@ class Gateway:
             persist=self._persist_health,
             forget=lambda key: self.state.delete("health", key),
         )
-        self.planner = Planner(RegistryMeasurements(self.health), self.health.is_resting)
+        self.pins = PinStore(
+            persist=lambda key, value: self.state.put("pins", key, value),
+            forget=lambda key: self.state.delete("pins", key),
+        )
+        self.planner = Planner(RegistryMeasurements(self.health), self.health.is_resting, self.pins)
+        self.events = EventBus()
+        self.sessions = SessionLog()
+        self.questions = QuestionBoard(self.events)
+        self.sink = GatewaySink(self.health, self.pins, self.events)
         self._version = 0
         self.runtime = self._build_runtime(loaded.config)
         self._watcher: Any = None
@@ -68,6 +91,7 @@ class Gateway:
         self._asgi: Any = None
         self._admin_token: str | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.last_plans: LastPlans = LastPlans()
         self.started_at = time.time()
 
     # ---- construction -------------------------------------------------------------------------
@@ -95,6 +119,7 @@ class Gateway:
         self.health.load(
             await self.state.load("health"), time.time(), persist_ttl=self.loaded.config.state.persist_ttl
         )
+        self.pins.load(await self.state.load("pins"), time.time())
         self.dashboard_layer = await self.state.load("dashboard")
         await self._apply(self.loaded, rediscover=True)
         if watch and self.loaded.path is not None:
@@ -216,12 +241,59 @@ class Gateway:
             purpose=purpose if purpose and purpose in rt.config.pool.purposes else None,
             forced_route=forced,
             effort=body.get("reasoning_effort") if isinstance(body.get("reasoning_effort"), str) else None,
+            locale=headers.get("accept-language", "en")[:2].lower(),
         )
 
     def walker(self, call: Call) -> Walker:
         rt = self.runtime
         plan = self.planner.plan(rt, call)
-        return Walker(call, plan, rt.config.pool, RegistrySink(self.health))
+        ask = rt.config.pool.confirm_switch == "ask" and not call.purpose and call.forced_route is None
+
+        async def consent(frm: str, to: str, failure: Any) -> bool:
+            timeout = self.runtime.config.pool.confirm_timeout
+            message = f"{frm} failed ({failure.kind.value}): switch to {to}?"
+            return await self.questions.ask(
+                call.pool.id, call.session_id, frm, to, failure.kind.value, message, timeout
+            )
+
+        def on_switch(frm: str, to: str, kind: str) -> None:
+            self.events.publish(
+                "switch", pool=call.pool.id, session=call.session_id, **{"from": frm, "to": to, "kind": kind}
+            )
+
+        walker = Walker(
+            call, plan, rt.config.pool, self.sink, on_switch=on_switch, consent=consent if ask else None
+        )
+        self.last_plans[call.session_id or ""] = plan
+        return walker
+
+    def finish(self, call: Call, walker: Walker) -> None:
+        """The answer's terminal event was produced: adopt the route as the session's pin and record the
+        live route. Purpose calls never touch either (SPEC §3.6)."""
+        served = walker.served
+        if served is None or call.purpose or call.session_id is None:
+            return
+        rt = self.runtime
+        if rt.config.pool.sticky and call.forced_route is None:
+            self.pins.set(
+                call.session_id, call.pool.id, served.key, rt.cache_lifetime(served.route.provider_id)
+            )
+        plan = self.last_plans.get(call.session_id)
+        self.sessions.record(
+            LiveRoute(
+                session=call.session_id,
+                pool=call.pool.id,
+                route=served.key,
+                provider=served.route.provider_id,
+                provider_name=served.endpoint.name,
+                model=served.route.model_id,
+                effort=walker.state.effort,
+                attempts=walker.state.attempt_count,
+                switched_from=walker.state.switched_from,
+                at=time.time(),
+                plan=plan.explain() if plan is not None else None,
+            )
+        )
 
     async def chat(self, request: dict[str, Any], headers: Mapping[str, str] | None = None) -> dict[str, Any]:
         """Non-streaming OpenAI Chat Completions call; raises `WalkFailed`/`ClientError` on failure."""
@@ -230,7 +302,8 @@ class Gateway:
         walker = self.walker(call)
         relay = OpenAIOnceRelay(call, self.client)
         await walker.run(relay.attempt)
-        result: dict[str, Any] = orjson.loads(relay.body)
+        self.finish(call, walker)
+        result: dict[str, Any] = orjson.loads(relay.final_body(walker.state))
         result["modelpool"] = walker.state.metadata()
         return result
 
@@ -262,6 +335,7 @@ class Gateway:
                         raise RuntimeError(obj["error"].get("message", "stream failed"))
                     yield obj
             await task  # re-raises WalkFailed
+            self.finish(call, walker)
         finally:
             if not task.done():
                 task.cancel()

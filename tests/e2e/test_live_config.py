@@ -124,7 +124,10 @@ def test_invalid_edit_is_rejected_and_the_old_config_keeps_serving(
         good["pool"]["provider_order"] = ["workbuddy"]
         write(path, good)
         wait_for(lambda: status()["config_error"] is None)
+        # a new conversation (the first one is sticky to its route) follows the new order
         reply = c.chat.completions.with_raw_response.create(
-            model="deepseek-v4.1-flash", messages=[{"role": "user", "content": "hi"}]
+            model="deepseek-v4.1-flash",
+            messages=[{"role": "user", "content": "hi"}],
+            extra_headers={"x-session-id": "a-new-conversation"},
         )
         assert reply.headers["x-modelpool-route"] == "workbuddy/deepseek-v4.1-flash-1017"

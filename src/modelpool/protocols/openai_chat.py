@@ -146,3 +146,24 @@ def response_has_choices(body: bytes) -> tuple[bool, Any]:
     if isinstance(obj, dict) and isinstance(obj.get("choices"), list) and not obj.get("error"):
         return True, obj
     return False, obj
+
+
+def content_chunk(like: Any, text: str) -> bytes:
+    """A synthetic content chunk shaped like `like` (same id/model), e.g. for the inline switch notice."""
+    base = like if isinstance(like, dict) else {}
+    chunk = {
+        "id": base.get("id", "chatcmpl-modelpool"),
+        "object": "chat.completion.chunk",
+        "created": base.get("created", 0),
+        "model": base.get("model", ""),
+        "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}],
+    }
+    return b"data: " + orjson.dumps(chunk) + b"\n\n"
+
+
+def prepend_content(obj: dict[str, Any], text: str) -> bytes:
+    for choice in obj.get("choices") or []:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if isinstance(message, dict):
+            message["content"] = text + (message.get("content") or "")
+    return orjson.dumps(obj)

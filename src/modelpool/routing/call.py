@@ -22,6 +22,7 @@ class Call:
     purpose: str | None = None  # SPEC §3.6: passed straight through when set
     forced_route: str | None = None  # `x-modelpool-route`: that route only, no failover
     effort: str | None = None
+    locale: str = "en"  # from Accept-Language: the language of the inline switch notice
 
 
 @dataclass(slots=True)

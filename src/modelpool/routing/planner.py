@@ -14,8 +14,12 @@ from collections.abc import Callable, Sequence
 
 from modelpool.catalog.model import Route
 from modelpool.routing.call import Call, Candidate, Plan
+from modelpool.routing.fallback import fallback_candidates
+from modelpool.routing.sticky import PinStore
 from modelpool.routing.strategies import STRATEGIES, Measurements, StrategyInput
 from modelpool.runtime import Runtime
+
+HARD_CEILING = 8  # routes one call may try, whatever the config says (rotator seed)
 
 
 class Planner:
@@ -23,10 +27,12 @@ class Planner:
         self,
         measurements: Measurements,
         is_resting: Callable[[str, float], bool],
+        pins: PinStore | None = None,
         rng: random.Random | None = None,
     ) -> None:
         self._measurements = measurements
         self._is_resting = is_resting
+        self.pins = pins or PinStore()
         self._rng = rng or random.Random()
         self._cursors: dict[str, itertools.count[int]] = {}
 
@@ -37,16 +43,49 @@ class Planner:
             return self._forced(rt, call)
         eligible, skipped = self._eligible(rt, call.pool.routes)
         # Seam: capability narrowing and demotions (SPEC §3.1 steps 2–3) reorder `eligible` here.
-        base = self._base_order(rt, eligible)
         strategy = pool_cfg.strategy
-        ordered = STRATEGIES[strategy](base, self._strategy_input(rt, call))
-        candidates = [self._with_reason(c, why) for c, why in ordered]
-        candidates = self._health_gate(candidates, now)
-        # Seam: sticky pin (SPEC §3.1 step 7) moves the session's pinned route first here.
+        candidates = self._order(rt, call, eligible, now)
+        candidates = self._sticky(rt, call, candidates, now)
         limit = 1 if (not pool_cfg.fallback or call.purpose) else pool_cfg.max_attempts
         for c in candidates[limit:]:
             skipped.append((c.key, f"beyond max_attempts={limit}" if pool_cfg.fallback else "fallback off"))
-        return Plan(candidates[:limit], skipped, strategy)
+        candidates = candidates[:limit]
+        if pool_cfg.model_fallback != "off" and pool_cfg.fallback and not call.purpose:
+            room = HARD_CEILING - len(candidates)
+            candidates += fallback_candidates(self, rt, call, pool_cfg.model_fallback, room, now)
+        return Plan(candidates, skipped, strategy)
+
+    def _order(self, rt: Runtime, call: Call, eligible: list[Candidate], now: float) -> list[Candidate]:
+        """Steps 4–6: base order (operator pin head, then provider order), strategy, health gate."""
+        base = self._base_order(rt, eligible)
+        ordered = STRATEGIES[rt.config.pool.strategy](base, self._strategy_input(rt, call))
+        candidates = [self._with_reason(c, why) for c, why in ordered]
+        head = self.pins.operator(call.pool.id)
+        for i, c in enumerate(candidates):
+            if c.key == head:
+                # The operator's pin heads the order whatever the strategy says; the ranking decides the tail.
+                c.reasons.append("pinned head (modelpool pin)")
+                candidates = [c, *candidates[:i], *candidates[i + 1 :]]
+                break
+        return self._health_gate(candidates, now)
+
+    def _sticky(self, rt: Runtime, call: Call, cands: list[Candidate], now: float) -> list[Candidate]:
+        """Step 7: the session's pinned route goes first while it is a healthy candidate."""
+        if not rt.config.pool.sticky or call.session_id is None or call.purpose:
+            return cands
+        pin = self.pins.get(call.session_id, call.pool.id, now)
+        if pin is None:
+            return cands
+        for i, c in enumerate(cands):
+            if c.key != pin.route:
+                continue
+            if self._is_resting(c.key, now):
+                self.pins.drop(call.session_id, call.pool.id)  # unhealthy: the strategy decides again
+                c.reasons.append("sticky pin dropped: route resting")
+                return cands
+            c.reasons.append("sticky: this conversation's route")
+            return [c, *cands[:i], *cands[i + 1 :]]
+        return cands
 
     def _forced(self, rt: Runtime, call: Call) -> Plan:
         route = rt.catalog.routes[call.forced_route]  # type: ignore[index]

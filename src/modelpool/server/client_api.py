@@ -67,7 +67,8 @@ async def _once(gw: Gateway, call: Call, send: Send, watch: DisconnectWatch) -> 
         await send_bytes(send, err.status, oc.walk_failed_body(err))
         return
     watch.finish()
-    await send_bytes(send, 200, relay.body, walker.state.headers())
+    gw.finish(call, walker)
+    await send_bytes(send, 200, relay.final_body(walker.state), walker.state.headers())
 
 
 async def _stream(gw: Gateway, call: Call, send: Send, watch: DisconnectWatch) -> None:

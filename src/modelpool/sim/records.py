@@ -8,19 +8,8 @@ from typing import Any
 
 from modelpool.sim.spec import Fault
 
-# Headers worth asserting on (sessions, protocol). Keys are never recorded, only whether they matched.
-KEPT_HEADERS = (
-    "content-type",
-    "user-agent",
-    "anthropic-version",
-    "anthropic-beta",
-    "x-session-id",
-    "x-session-affinity",
-    "x-modelpool-session",
-    "x-deepseek-harness-session-id",
-    "x-modelpool-purpose",
-    "x-request-id",
-)
+# Recorded headers leave credentials out: the record only says whether the key matched (`key_ok`).
+SECRET_HEADERS = frozenset({"authorization", "x-api-key", "proxy-authorization", "cookie"})
 
 MAX_RECORDS = 100_000  # per provider: bounds memory in long benchmark runs
 

@@ -23,7 +23,7 @@ from modelpool.sim.aggregator import Aggregator, Attempt, Routing
 from modelpool.sim.errors import Dialect, SimError, bad_request, fault_error, not_found_model, unauthorized
 from modelpool.sim.faults import FaultBook
 from modelpool.sim.plan import Speed, check_capabilities, make_plan, model_speed
-from modelpool.sim.records import KEPT_HEADERS, CallRecord, Recorder
+from modelpool.sim.records import SECRET_HEADERS, CallRecord, Recorder
 from modelpool.sim.request import CallRequest, parse_anthropic, parse_openai
 from modelpool.sim.spec import STATUS_KINDS, Fault, FleetSpec, SimModel, SimProvider
 from modelpool.sim.stream import abort, drive, send_body, stall
@@ -96,7 +96,7 @@ class ProviderServer:
     # ---- chat ------------------------------------------------------------------------------------
 
     async def _chat(self, request: web.BaseRequest, dialect: Dialect) -> web.StreamResponse:
-        headers = {h: request.headers[h] for h in KEPT_HEADERS if h in request.headers}
+        headers = {k.lower(): v for k, v in request.headers.items() if k.lower() not in SECRET_HEADERS}
         rec = CallRecord(self.spec.id, request.path, time.time(), headers=headers)
         self.recorder.add(rec)  # recorded on arrival so in-flight calls are visible too
         try:
@@ -137,7 +137,11 @@ class ProviderServer:
         routing = self.aggregator.plan(req, request.headers)
         fault = self.book.select(req.model)  # the aggregator's own faults: no inner fallback
         if fault is not None and fault.kind in STATUS_KINDS:
-            return await self._answer(request, dialect, rec, req, model, fault, Speed(0, 0), routing)
+            # The aggregator itself refuses (e.g. its own quota): no inner provider is tried.
+            rec.fault, rec.outcome = fault, fault.kind
+            if fault.delay > 0:
+                await asyncio.sleep(fault.delay)
+            raise fault_error(fault, req.model)
         if fault is None:
             fault = self._walk_inner(routing, req, rec)
         else:
@@ -197,7 +201,8 @@ class ProviderServer:
                 payload = anthropic_provider.message_body(plan, meta)
             else:
                 payload = openai_provider.completion_body(plan, meta)
-            rec.content_tokens = len(plan.content)
+            broken = fault is not None and fault.kind in ("cut", "malformed", "error_event")
+            rec.content_tokens = 0 if broken else len(plan.content)
             return await send_body(request, payload, fault, dialect)
         if dialect == "anthropic":
             script = anthropic_provider.stream_script(plan, meta)

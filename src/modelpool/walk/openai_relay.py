@@ -133,8 +133,11 @@ class OpenAIStreamRelay:
         if held:
             await self._emit(b"".join(held))
             held.clear()
-        if info.content:
+        if info.content and not self.committed:
             self.committed = True
+            notice = self.state.notice()
+            if notice is not None:
+                await self._emit(oc.content_chunk(info.obj, notice))
         await self._emit(raw)
 
     async def _ensure_started(self) -> None:
@@ -185,6 +188,14 @@ class OpenAIOnceRelay:
         self.call = call
         self.client = client
         self.body: bytes = b""
+        self.obj: Any = None
+
+    def final_body(self, state: WalkState) -> bytes:
+        """The upstream body as received, unless an inline switch notice must go before the answer."""
+        notice = state.notice()
+        if notice is None or not isinstance(self.obj, dict):
+            return self.body
+        return oc.prepend_content(self.obj, notice)
 
     async def attempt(self, cand: Candidate) -> AttemptResult:
         t0 = time.monotonic()
@@ -205,6 +216,7 @@ class OpenAIOnceRelay:
         if not ok:
             raise self._bad_body(obj, body)
         self.body = body
+        self.obj = obj
         elapsed = time.monotonic() - t0
         tokens = (obj.get("usage") or {}).get("completion_tokens") if isinstance(obj, dict) else None
         tps = tokens / elapsed if isinstance(tokens, int) and tokens > 1 and elapsed > 0 else None

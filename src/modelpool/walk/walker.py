@@ -9,7 +9,6 @@ must end: content was shown, a retry would duplicate it).
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -47,6 +46,9 @@ class WalkState:
     switched_from: str | None = None
     switch_kind: str | None = None
     effort: str | None = None
+    notice_inline: bool = False  # `pool.notice: inline` (never for purpose calls)
+    locale: str = "en"
+    notice_sent: bool = False
 
     @property
     def attempt_count(self) -> int:
@@ -59,6 +61,14 @@ class WalkState:
             "switched_from": self.switched_from,
             "effort": self.effort,
         }
+
+    def notice(self) -> str | None:
+        """The one-line switch notice to put before the answer text, once (SPEC §3.5)."""
+        if not self.notice_inline or self.notice_sent or self.switched_from is None or self.current is None:
+            return None
+        self.notice_sent = True
+        pair = f"{self.switched_from} → {self.current.key} ({self.switch_kind})"
+        return f"模型已切换：{pair}\n\n" if self.locale.startswith("zh") else f"Model switched: {pair}\n\n"
 
     def headers(self) -> list[tuple[bytes, bytes]]:
         out = [
@@ -83,6 +93,8 @@ class HealthSink(Protocol):
 
 
 Attempt = Callable[[Candidate], Awaitable[AttemptResult]]
+# Asked before the first switch of a walk: (from route, to route, failure kind) → proceed?
+Consent = Callable[[str, str, AttemptFailure], Awaitable[bool]]
 
 
 class Walker:
@@ -93,13 +105,20 @@ class Walker:
         pool_cfg: PoolConfig,
         health: HealthSink,
         on_switch: Callable[[str, str, str], None] | None = None,
+        consent: Consent | None = None,
     ) -> None:
         self.call = call
         self.plan = plan
         self.cfg = pool_cfg
         self.health = health
-        self.state = WalkState(pool=call.pool.id, effort=call.effort)
+        self.state = WalkState(
+            pool=call.pool.id,
+            effort=call.effort,
+            notice_inline=pool_cfg.notice == "inline" and not call.purpose,
+            locale=call.locale,
+        )
         self._on_switch = on_switch
+        self._consent = consent
         self.served: Candidate | None = None
 
     async def run(self, attempt: Attempt) -> Candidate:
@@ -108,6 +127,8 @@ class Walker:
         last: AttemptFailure | None = None
         for cand in self.plan.candidates:
             if last is not None:
+                if not await self._may_switch(cand, last):
+                    break  # the user kept the current model: the call ends with the original error
                 self._switching(cand, last)
             last = await self._try_route(
                 cand, attempt, retries=0 if no_failover else self.cfg.retries_per_route
@@ -120,22 +141,19 @@ class Walker:
         raise self._failed()
 
     async def _try_route(self, cand: Candidate, attempt: Attempt, retries: int) -> AttemptFailure | None:
+        """Attempts on one route: retries while the failure is retryable; None when one succeeded."""
         self.state.current = cand
         tries = 0
         while True:
-            started = time.monotonic()
             try:
                 result = await attempt(cand)
             except CommittedFailure as exc:
-                self.health.failure(cand.key, exc.failure)
-                self.state.attempts.append(self._record(cand, exc.failure, tries > 0))
+                self._note_failure(cand, exc.failure, tries > 0, believed=True)
                 raise
             except AttemptFailure as failure:
-                self.state.attempts.append(self._record(cand, failure, tries > 0))
-                wait = self._retry_wait(failure, tries, retries, time.monotonic() - started)
+                wait = self._retry_wait(failure, tries, retries)
+                self._note_failure(cand, failure, tries > 0, believed=wait is None)
                 if wait is None:
-                    if failure.kind not in (FailureKind.REQUEST, FailureKind.CANCELLED):
-                        self.health.failure(cand.key, failure)
                     return failure
                 tries += 1
                 if wait > 0:
@@ -144,7 +162,16 @@ class Walker:
             self.health.success(cand.key, result)
             return None
 
-    def _retry_wait(self, failure: AttemptFailure, tries: int, retries: int, _elapsed: float) -> float | None:
+    def _note_failure(self, cand: Candidate, failure: AttemptFailure, retry: bool, believed: bool) -> None:
+        # Upstream error texts may echo a credential: redact before anything stores or shows it.
+        failure.message = cand.endpoint.redact(failure.message)
+        self.state.attempts.append(self._record(cand, failure, retry))
+        # A miss that will be retried is not believed yet (rotator seed): health only learns of a failure
+        # when the walk gives up on the route. `request`/`cancelled` are never the route's fault.
+        if believed and failure.kind not in (FailureKind.REQUEST, FailureKind.CANCELLED):
+            self.health.failure(cand.key, failure)
+
+    def _retry_wait(self, failure: AttemptFailure, tries: int, retries: int) -> float | None:
         """Seconds to wait before retrying the same route, or None to move on (SPEC §3.2, §5)."""
         if tries >= retries or not retryable(failure.kind):
             return None
@@ -154,6 +181,13 @@ class Walker:
                 return None  # too long to hold the caller: switch; the route rests until then
             wait = max(wait, failure.retry_after)
         return wait
+
+    async def _may_switch(self, cand: Candidate, last: AttemptFailure) -> bool:
+        """The consent gate asks once per walk, before the first switch (SPEC §3.5)."""
+        if self._consent is None or self.state.switched_from is not None:
+            return True
+        prev = self.state.current.key if self.state.current else "?"
+        return await self._consent(prev, cand.key, last)
 
     def _switching(self, cand: Candidate, last: AttemptFailure) -> None:
         prev = self.state.current.key if self.state.current else "?"
@@ -169,7 +203,7 @@ class Walker:
             route=cand.key,
             kind=failure.kind.value,
             status=failure.status,
-            message=cand.endpoint.redact(failure.message),
+            message=failure.message,
             retry=retry,
         )
 

@@ -2,23 +2,39 @@
 
 from __future__ import annotations
 
+import time
+
+from modelpool.events import EventBus
 from modelpool.health.registry import HealthRegistry
+from modelpool.routing.sticky import PinStore
 from modelpool.upstream.client import AttemptFailure
 from modelpool.walk.walker import AttemptResult
 
 
-class RegistrySink:
-    """Feeds walk outcomes into the health registry."""
+class GatewaySink:
+    """Feeds walk outcomes into the health registry, the pins and the event bus."""
 
-    __slots__ = ("_reg",)
+    __slots__ = ("_events", "_pins", "_reg")
 
-    def __init__(self, registry: HealthRegistry) -> None:
+    def __init__(self, registry: HealthRegistry, pins: PinStore, events: EventBus) -> None:
         self._reg = registry
+        self._pins = pins
+        self._events = events
 
     def success(self, route_key: str, result: AttemptResult) -> None:
         self._reg.record_success(route_key, result.ttft, result.tokens_per_s)
 
     def failure(self, route_key: str, failure: AttemptFailure) -> None:
-        self._reg.record_failure(
+        horizon = self._reg.record_failure(
             route_key, failure.kind, failure.message, retry_after=failure.retry_after, status=failure.status
+        )
+        dropped = self._pins.drop_route(route_key)  # a pin expires when its route fails (SPEC §3.3)
+        rest = max(0.0, horizon - time.time())
+        self._events.publish(
+            "failure",
+            route=route_key,
+            kind=failure.kind.value,
+            status=failure.status,
+            rest=round(rest, 1),
+            pins_dropped=dropped,
         )

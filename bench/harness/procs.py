@@ -1,0 +1,241 @@
+"""Child processes of a benchmark run: the simulated fleet, the gateway, LiteLLM's proxy.
+
+Each child runs in its own session (process group), so teardown can signal the child *and* anything it
+spawned by the child's own id, never by name. Output goes to log files in the run's temp dir; the tail
+is printed when a child fails to come up, because a silent readiness timeout is useless to debug.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ADMIN_TOKEN = "bench-admin-token"  # fixed: the harness owns the gateway and may query /admin/*
+LITELLM_VERSION = "1.108.7"
+LITELLM_INSTALL = f"pip install 'litellm[proxy]=={LITELLM_VERSION}'"
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def free_port() -> int:
+    """A port the kernel just handed out on loopback (tiny race until the child binds it; fine on a
+    loopback-only benchmark)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Child:
+    name: str
+    proc: subprocess.Popen[bytes]
+    log_path: Path
+    url: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def cpu_seconds(self) -> float:
+        """user+system CPU of every live process in the child's group (uvicorn/gunicorn workers included).
+
+        Read from /proc; 0.0 where /proc is unavailable. The clock-tick granularity (10 ms) washes out
+        over a block of hundreds of calls."""
+        total = 0
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as f:
+                    raw = f.read()
+            except OSError:
+                continue
+            # Fields after the parenthesised command name (which may contain spaces).
+            rest = raw[raw.rfind(b")") + 2 :].split()
+            if int(rest[2]) == self.pid:  # pgrp: start_new_session made the child its group leader
+                total += int(rest[11]) + int(rest[12])  # utime, stime
+        return total / _CLK_TCK
+
+    def stop(self, grace: float = 5.0) -> None:
+        """SIGTERM the child's process group, then SIGKILL what is left after `grace` seconds."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                pass
+        # The leader may be gone while a worker it forked lingers: kill the group regardless.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(2.0)
+
+
+class Children:
+    """Owns every child of the run; `stop_all` is idempotent and called from `finally`."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.items: list[Child] = []
+
+    def spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> Child:
+        log_path = self.workdir / f"{name}.log"
+        log = open(log_path, "wb")  # noqa: SIM115 - lives as long as the child; closed by the OS at exit
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+            start_new_session=True,
+            cwd=self.workdir,
+        )
+        child = Child(name, proc, log_path)
+        self.items.append(child)
+        return child
+
+    def stop_all(self) -> None:
+        # Reverse order: clients of the fleet (gateway, LiteLLM) go before the fleet.
+        for child in reversed(self.items):
+            child.stop()
+        self.items.clear()
+
+
+def wait_until(what: str, child: Child, check: Callable[[], bool], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not child.alive():
+            raise RuntimeError(f"{what} exited with {child.proc.returncode}:\n{child.log_tail()}")
+        if check():
+            return
+        time.sleep(0.1)
+    raise TimeoutError(f"{what} not ready after {timeout:.0f}s:\n{child.log_tail()}")
+
+
+def http_ok(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as resp:
+            return bool(resp.status == 200)
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+# ---- the simulated fleet -----------------------------------------------------------------------------
+
+
+def start_sim(children: Children, preset: str = "bench") -> tuple[Child, dict[str, Any]]:
+    """`modelpool sim --preset bench` in its own process (fast mode: no think time), so the upstream never
+    competes with the gateway or the load generator for one event loop. Returns the child and the
+    modelpool config the fleet wrote (provider ids → base URLs)."""
+    config_path = children.workdir / "sim.yaml"
+    argv = [sys.executable, "-m", "modelpool.cli.main", "sim", "--preset", preset]
+    child = children.spawn("sim", [*argv, "--config-out", str(config_path)])
+    # The fleet prints "config written to" after the file is complete: wait for that, not the file.
+    wait_until("the simulated fleet", child, lambda: "config written to" in child.log_tail(5), 30)
+    config = yaml.safe_load(config_path.read_text())
+    child.extra["config"] = config
+    return child, config
+
+
+def provider_base_url(sim_config: dict[str, Any], provider_id: str) -> str:
+    for p in sim_config["providers"]:
+        if p["id"] == provider_id:
+            if p["kind"] == "anthropic":
+                raise ValueError(f"{provider_id} speaks the Anthropic dialect; pick an OpenAI-kind provider")
+            return str(p["base_url"]).rstrip("/")
+    raise KeyError(f"the sim fleet has no provider {provider_id!r}")
+
+
+# ---- the gateway --------------------------------------------------------------------------------------
+
+
+def gateway_config(sim_config: dict[str, Any], strategy: str) -> dict[str, Any]:
+    """The sim's providers plus what a benchmark needs fixed: memory state (no sqlite writes behind the
+    calls), a known admin token, loopback only."""
+    return {
+        "server": {"host": "127.0.0.1", "admin_token": ADMIN_TOKEN},
+        "state": {"backend": "memory"},
+        "pool": {"strategy": strategy},
+        **{k: v for k, v in sim_config.items() if k not in ("server", "state", "pool")},
+    }
+
+
+def start_gateway(children: Children, sim_config: dict[str, Any], strategy: str) -> Child:
+    config_path = children.workdir / "gateway.yaml"
+    config_path.write_text(yaml.safe_dump(gateway_config(sim_config, strategy), sort_keys=False))
+    port = free_port()
+    exe = shutil.which("modelpool")
+    head = [exe] if exe else [sys.executable, "-m", "modelpool.cli.main"]
+    argv = [*head, "serve", "--config", str(config_path), "--port", str(port), "--log-level", "warning"]
+    child = children.spawn("gateway", argv, env={"MODELPOOL_ADMIN_TOKEN": ADMIN_TOKEN})
+    child.url = f"http://127.0.0.1:{port}"
+    wait_until("the gateway", child, lambda: http_ok(f"{child.url}/readyz"), 30)
+    return child
+
+
+# ---- LiteLLM (optional) -------------------------------------------------------------------------------
+
+
+def find_litellm(cmd: str | None) -> str | None:
+    """The `litellm` executable: `--litellm-cmd` if given, else whatever is on PATH."""
+    if cmd:
+        path = shutil.which(cmd) or (cmd if os.access(cmd, os.X_OK) else None)
+        if path is None:
+            raise FileNotFoundError(f"--litellm-cmd {cmd!r} is not an executable")
+        return path
+    return shutil.which("litellm")
+
+
+def start_litellm(children: Children, exe: str, model: str, upstream_base: str) -> Child:
+    """LiteLLM's proxy, one worker, `model` mapped to the same simulated upstream as an `openai/` model."""
+    config = {
+        "model_list": [
+            {
+                "model_name": model,
+                "litellm_params": {"model": f"openai/{model}", "api_base": upstream_base, "api_key": "sk-sim"},
+            }
+        ],
+        "litellm_settings": {"telemetry": False, "drop_params": True},
+    }
+    config_path = children.workdir / "litellm.yaml"
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    port = free_port()
+    argv = [exe, "--config", str(config_path), "--host", "127.0.0.1", "--port", str(port)]
+    argv += ["--num_workers", "1"]
+    env = {
+        # Loopback only: use the bundled model cost map instead of fetching it from GitHub at startup.
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "LITELLM_LOG": "ERROR",
+        "LITELLM_TELEMETRY": "False",
+        "DISABLE_SCHEMA_UPDATE": "True",
+    }
+    child = children.spawn("litellm", argv, env=env)
+    child.url = f"http://127.0.0.1:{port}"
+    # LiteLLM imports a lot before it listens: allow a generous start.
+    wait_until("LiteLLM", child, lambda: http_ok(f"{child.url}/health/liveliness"), 120)
+    return child

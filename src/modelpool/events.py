@@ -1,0 +1,95 @@
+"""Live events (switches, failures, rests, config changes, questions) and per-session live routes.
+
+Events go to a bounded ring buffer (for `/admin/events` late joiners and the dashboard), to every live
+subscriber's queue, and to the log. Publishing is synchronous and never blocks: a slow subscriber whose
+queue is full loses events rather than slowing a call down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from collections import OrderedDict, deque
+from dataclasses import asdict, dataclass
+from typing import Any
+
+log = logging.getLogger("modelpool.events")
+RING = 500
+SUBSCRIBER_QUEUE = 1000
+MAX_SESSIONS = 1000  # live-route records kept (most recent sessions)
+
+
+class EventBus:
+    def __init__(self) -> None:
+        self._ring: deque[dict[str, Any]] = deque(maxlen=RING)
+        self._subscribers: set[asyncio.Queue[dict[str, Any]]] = set()
+        self._ids = itertools.count(1)
+
+    def publish(self, type: str, **data: Any) -> dict[str, Any]:
+        event = {"id": next(self._ids), "type": type, "at": time.time(), **data}
+        self._ring.append(event)
+        for queue in list(self._subscribers):
+            try:
+                queue.put_nowait(event)
+            except asyncio.QueueFull:
+                pass  # a stalled watcher loses events; calls never wait for it
+        if type in ("switch", "failure", "question"):
+            log.info("%s %s", type, {k: v for k, v in data.items() if k != "plan"})
+        return event
+
+    def recent(self, limit: int = 100) -> list[dict[str, Any]]:
+        return list(self._ring)[-limit:]
+
+    def subscribe(self) -> asyncio.Queue[dict[str, Any]]:
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(SUBSCRIBER_QUEUE)
+        self._subscribers.add(queue)
+        return queue
+
+    def unsubscribe(self, queue: asyncio.Queue[dict[str, Any]]) -> None:
+        self._subscribers.discard(queue)
+
+    @property
+    def watchers(self) -> int:
+        return len(self._subscribers)
+
+
+@dataclass(slots=True)
+class LiveRoute:
+    """What a session actually ran on (seed: the live-route badge)."""
+
+    session: str
+    pool: str
+    route: str
+    provider: str
+    provider_name: str
+    model: str  # the provider's own model id
+    effort: str | None
+    attempts: int
+    switched_from: str | None
+    at: float
+    plan: dict[str, Any] | None = None  # why each route stood where it stood
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class SessionLog:
+    """Live route per session, bounded LRU. Recorded when the answer's terminal event is produced."""
+
+    def __init__(self, limit: int = MAX_SESSIONS) -> None:
+        self._sessions: OrderedDict[str, LiveRoute] = OrderedDict()
+        self._limit = limit
+
+    def record(self, live: LiveRoute) -> None:
+        self._sessions[live.session] = live
+        self._sessions.move_to_end(live.session)
+        while len(self._sessions) > self._limit:
+            self._sessions.popitem(last=False)
+
+    def get(self, session: str) -> LiveRoute | None:
+        return self._sessions.get(session)
+
+    def all(self) -> list[LiveRoute]:
+        return list(reversed(self._sessions.values()))
