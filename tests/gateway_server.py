@@ -6,6 +6,7 @@ import asyncio
 import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +27,15 @@ def free_port() -> int:
 class GatewayServer:
     """`with GatewayServer(config) as gw:` → `gw.url`, `gw.gateway`; stops cleanly on exit."""
 
-    def __init__(self, source: dict[str, Any] | Path, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        source: dict[str, Any] | Path,
+        env: dict[str, str] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.port = free_port()
         loaded = load_config(source, env=env)
-        self.gateway = Gateway(loaded, env=env)
+        self.gateway = Gateway(loaded, env=env, clock=clock)
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(
             self.gateway.asgi_app,

@@ -217,7 +217,11 @@ def start_litellm(children: Children, exe: str, model: str, upstream_base: str) 
         "model_list": [
             {
                 "model_name": model,
-                "litellm_params": {"model": f"openai/{model}", "api_base": upstream_base, "api_key": "sk-sim"},
+                "litellm_params": {
+                    "model": f"openai/{model}",
+                    "api_base": upstream_base,
+                    "api_key": "sk-sim",
+                },
             }
         ],
         "litellm_settings": {"telemetry": False, "drop_params": True},

@@ -10,7 +10,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +61,14 @@ class LastPlans(dict[str, Any]):
 
 
 class Gateway:
-    def __init__(self, loaded: LoadedConfig, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        loaded: LoadedConfig,
+        env: Mapping[str, str] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.loaded = loaded
+        self.clock = clock  # injectable for tests of rests and expiries
         self.env = dict(os.environ if env is None else env)
         self.state_dir: Path = state_dir(loaded.config)
         self.dashboard_layer: dict[str, Any] = {}
@@ -72,6 +78,7 @@ class Gateway:
         self.discovery = Discovery(self.client)
         self.health = HealthRegistry(
             lambda: self.runtime.config.pool,
+            clock=clock,
             persist=self._persist_health,
             forget=lambda key: self.state.delete("health", key),
         )
@@ -83,7 +90,7 @@ class Gateway:
         self.events = EventBus()
         self.sessions = SessionLog()
         self.questions = QuestionBoard(self.events)
-        self.sink = GatewaySink(self.health, self.pins, self.events)
+        self.sink = GatewaySink(self.health, self.pins, self.events, clock)
         self._version = 0
         self.runtime = self._build_runtime(loaded.config)
         self._watcher: Any = None
@@ -117,9 +124,9 @@ class Gateway:
         await self.state.start()
         self._ensure_admin_token()
         self.health.load(
-            await self.state.load("health"), time.time(), persist_ttl=self.loaded.config.state.persist_ttl
+            await self.state.load("health"), self.clock(), persist_ttl=self.loaded.config.state.persist_ttl
         )
-        self.pins.load(await self.state.load("pins"), time.time())
+        self.pins.load(await self.state.load("pins"), self.clock())
         self.dashboard_layer = await self.state.load("dashboard")
         await self._apply(self.loaded, rediscover=True)
         if watch and self.loaded.path is not None:
@@ -246,7 +253,7 @@ class Gateway:
 
     def walker(self, call: Call) -> Walker:
         rt = self.runtime
-        plan = self.planner.plan(rt, call)
+        plan = self.planner.plan(rt, call, self.clock())
         ask = rt.config.pool.confirm_switch == "ask" and not call.purpose and call.forced_route is None
 
         async def consent(frm: str, to: str, failure: Any) -> bool:
@@ -290,7 +297,7 @@ class Gateway:
                 effort=walker.state.effort,
                 attempts=walker.state.attempt_count,
                 switched_from=walker.state.switched_from,
-                at=time.time(),
+                at=self.clock(),
                 plan=plan.explain() if plan is not None else None,
             )
         )

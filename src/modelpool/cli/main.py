@@ -106,6 +106,53 @@ def status(
     print_json(data) if json else render_status(data)
 
 
+@app.command()
+def pin(
+    route: Annotated[
+        str | None, typer.Argument(help="Route key `provider/model` to put at the head of its pool.")
+    ] = None,
+    clear: Annotated[bool, typer.Option("--clear", help="Remove the pool's pin.")] = False,
+    pool: Annotated[str | None, typer.Option(help="Pool id (default: the route's pool).")] = None,
+    url: UrlOpt = None,
+    token: TokenOpt = None,
+    json: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Pin the head of the order for a pool; the ranking decides the tail."""
+    from modelpool.cli.remote import admin_request
+    from modelpool.cli.render import print_json
+
+    if clear == (route is not None):
+        typer.echo("give a ROUTE, or --clear with --pool", err=True)
+        raise typer.Exit(2)
+    body = {"pool": pool, "clear": True} if clear else {"route": route, "pool": pool}
+    data = admin_request(
+        "POST", "/admin/pin", url, token, config, {k: v for k, v in body.items() if v is not None}
+    )
+    if json:
+        print_json(data)
+    elif data.get("route"):
+        typer.echo(f"pinned {data['route']} at the head of pool {data['pool']}")
+    else:
+        typer.echo(f"pin cleared for pool {data['pool']}")
+
+
+@app.command()
+def probe(
+    models: Annotated[list[str] | None, typer.Argument(help="Pools or routes (default: every pool).")] = None,
+    max_requests: Annotated[int, typer.Option(help="At most this many requests (quota spent).")] = 16,
+    timeout: Annotated[float, typer.Option(help="Seconds per probe.")] = 20.0,
+    url: UrlOpt = None,
+    token: TokenOpt = None,
+    json: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Bounded minimal live requests that refresh TTFT, throughput and cooldowns."""
+    from modelpool.cli.probe import run_probe
+
+    run_probe(models or [], max_requests, timeout, url, token, config, json)
+
+
 @config_app.command("check")
 def config_check(
     file: Annotated[Path | None, typer.Argument(help="Config file to validate.")] = None,

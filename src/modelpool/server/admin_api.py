@@ -31,7 +31,7 @@ def admin_token_ok(gw: Gateway, request: Request) -> bool:
     return hmac.compare_digest(presented.encode(), token.encode())
 
 
-def _guard(handler: Any) -> Any:
+def guard(handler: Any) -> Any:
     async def endpoint(request: Request) -> Response:
         gw: Gateway = request.app.state.gateway
         if not admin_token_ok(gw, request):
@@ -91,11 +91,14 @@ async def discover(gw: Gateway, request: Request) -> Response:
 
 
 def admin_routes() -> list[Route]:
+    from modelpool.server.admin_live import live_routes
+
     return [
-        Route("/admin/status", _guard(status), methods=["GET"]),
-        Route("/admin/pools", _guard(pools), methods=["GET"]),
-        Route("/admin/health/reset", _guard(health_reset), methods=["POST"]),
-        Route("/admin/settings", _guard(settings_get), methods=["GET"]),
-        Route("/admin/settings", _guard(settings_patch), methods=["PATCH"]),
-        Route("/admin/discover", _guard(discover), methods=["POST"]),
+        *live_routes(),
+        Route("/admin/status", guard(status), methods=["GET"]),
+        Route("/admin/pools", guard(pools), methods=["GET"]),
+        Route("/admin/health/reset", guard(health_reset), methods=["POST"]),
+        Route("/admin/settings", guard(settings_get), methods=["GET"]),
+        Route("/admin/settings", guard(settings_patch), methods=["PATCH"]),
+        Route("/admin/discover", guard(discover), methods=["POST"]),
     ]

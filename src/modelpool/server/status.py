@@ -5,7 +5,6 @@ Built on demand from the runtime snapshot and the health registry; never contain
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 from modelpool import __version__
@@ -38,7 +37,7 @@ def route_badge(health: RouteHealth, candidate: bool, reason: str | None) -> dic
 
 def pools_report(gw: Gateway) -> dict[str, Any]:
     rt = gw.runtime
-    now = time.time()
+    now = gw.clock()
     pools = []
     for pool in rt.catalog.pools.values():
         routes = []
@@ -77,7 +76,7 @@ def status_report(gw: Gateway) -> dict[str, Any]:
     from modelpool.config import effective_settings
 
     rt = gw.runtime
-    now = time.time()
+    now = gw.clock()
     ranking = []
     last_failures = []
     for key in rt.catalog.routes:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable
 
 from modelpool.events import EventBus
 from modelpool.health.registry import HealthRegistry
@@ -14,9 +14,12 @@ from modelpool.walk.walker import AttemptResult
 class GatewaySink:
     """Feeds walk outcomes into the health registry, the pins and the event bus."""
 
-    __slots__ = ("_events", "_pins", "_reg")
+    __slots__ = ("_clock", "_events", "_pins", "_reg")
 
-    def __init__(self, registry: HealthRegistry, pins: PinStore, events: EventBus) -> None:
+    def __init__(
+        self, registry: HealthRegistry, pins: PinStore, events: EventBus, clock: Callable[[], float]
+    ) -> None:
+        self._clock = clock
         self._reg = registry
         self._pins = pins
         self._events = events
@@ -29,7 +32,7 @@ class GatewaySink:
             route_key, failure.kind, failure.message, retry_after=failure.retry_after, status=failure.status
         )
         dropped = self._pins.drop_route(route_key)  # a pin expires when its route fails (SPEC §3.3)
-        rest = max(0.0, horizon - time.time())
+        rest = max(0.0, horizon - self._clock())
         self._events.publish(
             "failure",
             route=route_key,

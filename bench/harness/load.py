@@ -1,0 +1,184 @@
+"""The load generator: one aiohttp session (keep-alive), the same request body for every target.
+
+Two shapes of load, both run in *blocks* so the caller can alternate targets block by block:
+
+- closed loop (`closed_block`): N workers each send their next call as soon as the last one finished;
+  concurrency 1 is the sequential benchmark. Latency = send → last byte.
+- open loop (`open_block`): calls start on a fixed schedule whatever the server's speed. Latency is taken
+  from the *scheduled* start, so a server that falls behind is charged for the queueing it causes
+  (no coordinated omission).
+
+Streams: TTFT is the arrival of the first SSE event that carries answer text, reasoning or a tool call —
+not the first byte, because the direct upstream sends a role-only chunk first while the gateway holds
+such markup back until real content arrives; timing the first byte would compare different things.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import orjson
+
+from harness.procs import Child
+
+_TAIL = 64  # bytes of stream tail kept to check the `[DONE]` terminator
+
+
+@dataclass
+class Target:
+    """One thing under test: `direct` (the upstream itself), `modelpool`, `litellm`."""
+
+    name: str
+    url: str  # full chat-completions URL
+    server: Child | None  # the process whose CPU is charged to this target (None: nothing in between)
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Sample:
+    ok: bool
+    total: float  # seconds, start (or scheduled start) → last byte
+    ttft: float | None = None  # seconds to the first content event (streams only)
+    route: str | None = None  # x-modelpool-route, when the target is the gateway
+    error: str | None = None
+
+
+def make_body(model: str, stream: bool, prompt: str = "Say hello in one short sentence.") -> bytes:
+    body: dict[str, Any] = {"model": model, "messages": [{"role": "user", "content": prompt}]}
+    if stream:
+        body["stream"] = True
+    return orjson.dumps(body)
+
+
+def new_session(concurrency: int, timeout: float) -> aiohttp.ClientSession:
+    # limit=0: the connector must never be the queue being measured; workers bound the concurrency.
+    connector = aiohttp.TCPConnector(limit=0, limit_per_host=0, keepalive_timeout=60)
+    return aiohttp.ClientSession(
+        connector=connector,
+        timeout=aiohttp.ClientTimeout(total=timeout),
+        headers={"content-type": "application/json", "authorization": "Bearer sk-bench"},
+    )
+
+
+def _has_token(event: bytes) -> bool:
+    """Whether one SSE event carries answer text, reasoning or a tool call (role-only chunks don't)."""
+    for line in event.split(b"\n"):
+        if not line.startswith(b"data:"):
+            continue
+        payload = line[5:].strip()
+        if not payload or payload == b"[DONE]":
+            continue
+        try:
+            chunk = orjson.loads(payload)
+        except orjson.JSONDecodeError:
+            return False
+        for choice in chunk.get("choices") or ():
+            delta = choice.get("delta") or {}
+            if delta.get("content") or delta.get("reasoning_content") or delta.get("reasoning"):
+                return True
+            if delta.get("tool_calls"):
+                return True
+    return False
+
+
+async def one_call(
+    session: aiohttp.ClientSession, target: Target, body: bytes, stream: bool, t0: float
+) -> Sample:
+    """One whole call; `t0` is when the clock started (now, or the scheduled start in open loop)."""
+    route = None
+    try:
+        async with session.post(target.url, data=body, headers=target.headers) as resp:
+            route = resp.headers.get("x-modelpool-route")
+            if resp.status != 200:
+                text = (await resp.read())[:200].decode(errors="replace")
+                return Sample(
+                    False, time.perf_counter() - t0, route=route, error=f"HTTP {resp.status}: {text}"
+                )
+            if not stream:
+                data = await resp.read()
+                t1 = time.perf_counter()
+                if b'"choices"' not in data:
+                    return Sample(False, t1 - t0, route=route, error=f"no choices: {data[:120]!r}")
+                return Sample(True, t1 - t0, route=route)
+            return await _read_stream(resp, t0, route)
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        return Sample(False, time.perf_counter() - t0, route=route, error=f"{type(exc).__name__}: {exc}")
+
+
+async def _read_stream(resp: aiohttp.ClientResponse, t0: float, route: str | None) -> Sample:
+    ttft: float | None = None
+    pending = b""
+    tail = b""
+    async for chunk in resp.content.iter_any():
+        now = time.perf_counter()  # before any parsing: the client's own work is not the server's delay
+        if ttft is None:
+            pending += chunk
+            while ttft is None and (cut := pending.find(b"\n\n")) >= 0:
+                event, pending = pending[:cut], pending[cut + 2 :]
+                if _has_token(event):
+                    ttft = now - t0
+        tail = (tail + chunk)[-_TAIL:]
+    t1 = time.perf_counter()
+    if ttft is None:
+        return Sample(False, t1 - t0, route=route, error="stream carried no content event")
+    if b"[DONE]" not in tail:
+        return Sample(False, t1 - t0, ttft, route, error="stream ended without [DONE]")
+    return Sample(True, t1 - t0, ttft, route)
+
+
+async def closed_block(
+    session: aiohttp.ClientSession, target: Target, body: bytes, n: int, concurrency: int, stream: bool
+) -> tuple[list[Sample], float]:
+    """`n` calls by `concurrency` back-to-back workers. Returns the samples and the block's wall time."""
+    remaining = n
+    samples: list[Sample] = []
+
+    async def worker() -> None:
+        nonlocal remaining
+        while remaining > 0:
+            remaining -= 1
+            samples.append(await one_call(session, target, body, stream, time.perf_counter()))
+
+    start = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(min(concurrency, n))))
+    return samples, time.perf_counter() - start
+
+
+async def open_block(
+    session: aiohttp.ClientSession,
+    target: Target,
+    body: bytes,
+    n: int,
+    rate: float,
+    stream: bool,
+    max_in_flight: int = 4096,
+) -> tuple[list[Sample], float]:
+    """`n` calls started at `rate` per second on a fixed schedule. Calls that would exceed
+    `max_in_flight` are not sent and count as errors ("shed"): the server has already lost by then,
+    and an unbounded backlog would only measure the load generator's memory."""
+    loop = asyncio.get_running_loop()
+    samples: list[Sample] = []
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def timed(scheduled: float) -> None:
+        samples.append(await one_call(session, target, body, stream, scheduled))
+
+    start = time.perf_counter() + 0.005
+    for i in range(n):
+        due = start + i / rate
+        delay = due - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        if len(tasks) >= max_in_flight:
+            samples.append(Sample(False, time.perf_counter() - due, error="shed: too many calls in flight"))
+            continue
+        task = loop.create_task(timed(due))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+    if tasks:
+        await asyncio.gather(*tasks)
+    return samples, time.perf_counter() - start

@@ -1,0 +1,314 @@
+"""What the gateway adds to a call: the same workload against the upstream directly and through modelpool
+(and, optionally, LiteLLM's proxy), in one run, on loopback, with targets alternated block by block.
+
+    python bench/overhead.py                               # sequential, non-stream and stream
+    python bench/overhead.py --scenarios c32 --concurrency 256 --stream
+    python bench/overhead.py --rate 300                    # open loop at 300 calls/s
+    python bench/overhead.py --litellm-cmd /tmp/litellm-venv/bin/litellm --json out.json --markdown
+
+Scenarios (`--scenarios`, comma-separated): `seq` = one call at a time, `cN` = N concurrent workers
+(closed loop), `rR` = R calls/s on a fixed schedule (open loop); `:stream` streams. See bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import math
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import orjson
+from harness import procs
+from harness.load import Sample, Target, closed_block, make_body, new_session, one_call, open_block
+from harness.report import command_line, machine_info, markdown_block, now_utc, scenario_table
+from harness.stats import Summary, Tally, comparisons, deltas
+
+STRATEGIES = [
+    "priority", "round-robin", "weighted-random", "least-used", "fastest", "cheapest", "throughput", "score"
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    stream: bool
+    concurrency: int = 1  # closed loop; ignored when rate is set
+    rate: float | None = None  # open loop, calls per second
+
+    @classmethod
+    def parse(cls, text: str) -> Scenario:
+        load, _, flag = text.strip().partition(":")
+        if flag not in ("", "stream"):
+            raise ValueError(f"scenario {text!r}: only ':stream' may follow the load")
+        stream = flag == "stream"
+        if load == "seq":
+            return cls(text, stream)
+        if load[:1] == "c" and load[1:].isdigit() and int(load[1:]) >= 1:
+            return cls(text, stream, concurrency=int(load[1:]))
+        if load[:1] == "r":
+            try:
+                rate = float(load[1:])
+            except ValueError:
+                rate = 0.0
+            if rate > 0:
+                return cls(text, stream, rate=rate)
+        raise ValueError(
+            f"scenario {text!r}: use seq, cN (N workers) or rR (R calls/s), optionally ':stream'"
+        )
+
+    def describe(self) -> str:
+        load = f"open loop {self.rate:g}/s" if self.rate else f"concurrency {self.concurrency}"
+        return f"{self.name}: {load}, {'stream' if self.stream else 'non-stream'}"
+
+    def block_size(self, block: int) -> int:
+        """Calls per block. A block must be long against its own ramp-up and drain, or the ends (fewer
+        calls in flight) dominate: ≥ 8 calls per worker, ≥ 1 s of scheduled calls."""
+        if self.rate:
+            return max(block, math.ceil(self.rate))
+        return max(block, 8 * self.concurrency)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scenarios", default="seq,seq:stream", help="comma-separated: seq, cN, rR, + ':stream'")
+    ap.add_argument("--concurrency", type=int, action="append", default=[], help="add a cN scenario")
+    ap.add_argument("--rate", type=float, action="append", default=[], help="add an open-loop rR scenario")
+    ap.add_argument("--stream", action="store_true", help="--concurrency/--rate also add ':stream' twins")
+    ap.add_argument("--requests", type=int, default=2000, help="measured calls per target per scenario")
+    ap.add_argument("--warmup", type=int, default=200, help="unmeasured calls per target per scenario first")
+    ap.add_argument("--block", type=int, default=200, help="calls per target before switching target")
+    ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per scenario (then truncated)")
+    ap.add_argument("--timeout", type=float, default=30.0, help="seconds per call")
+    ap.add_argument("--strategy", default="priority", choices=STRATEGIES, help="gateway pool strategy")
+    ap.add_argument("--model", default="m1", help="model id (the bench fleet's pool)")
+    ap.add_argument("--upstream", default="alpha", help="sim provider the direct baseline calls")
+    ap.add_argument("--with-litellm", action="store_true", help="add LiteLLM's proxy (if installed)")
+    ap.add_argument("--litellm-cmd", help="path of a `litellm` executable (implies --with-litellm)")
+    ap.add_argument("--json", type=Path, help="write the full results here")
+    ap.add_argument("--markdown", action="store_true", help="print a block ready for bench/RESULTS.md")
+    ap.add_argument("--keep-logs", action="store_true", help="keep the children's logs and configs")
+    args = ap.parse_args(argv)
+    names = [s for s in args.scenarios.split(",") if s.strip()]
+    for c in args.concurrency:
+        names += [f"c{c}"] + ([f"c{c}:stream"] if args.stream else [])
+    for r in args.rate:
+        names += [f"r{r:g}"] + ([f"r{r:g}:stream"] if args.stream else [])
+    try:
+        args.scenario_list = [Scenario.parse(n) for n in dict.fromkeys(names)]
+    except ValueError as err:
+        ap.error(str(err))
+    if args.requests < 1 or args.warmup < 0 or args.block < 1:
+        ap.error("--requests and --block must be ≥ 1, --warmup ≥ 0")
+    return args
+
+
+# ---- one scenario --------------------------------------------------------------------------------------
+
+
+async def run_block(
+    session: Any, target: Target, body: bytes, n: int, sc: Scenario
+) -> tuple[list[Sample], float]:
+    if sc.rate:
+        return await open_block(session, target, body, n, sc.rate, sc.stream)
+    return await closed_block(session, target, body, n, sc.concurrency, sc.stream)
+
+
+async def run_scenario(
+    session: Any, targets: list[Target], sim: procs.Child, sc: Scenario, args: argparse.Namespace
+) -> dict[str, Any]:
+    body = make_body(args.model, sc.stream)
+    block = sc.block_size(args.block)
+    # Warm-up in the scenario's own shape (connection pools filled to the concurrency, JITless but
+    # cache-warm interpreters, the gateway's health/latency stats seeded), alternating like the real run.
+    for target in targets:
+        if args.warmup:
+            await run_block(session, target, body, args.warmup, sc)
+    tallies = {t.name: Tally() for t in targets}
+    rounds = math.ceil(args.requests / block)
+    deadline = time.monotonic() + args.time_limit
+    truncated = False
+    for r in range(rounds):
+        n = min(block, args.requests - r * block)
+        # Rotate the order every round so no target always runs right after another one's block.
+        order = targets[r % len(targets) :] + targets[: r % len(targets)]
+        for target in order:
+            gc.collect()  # the load generator's own GC pauses stay out of the blocks
+            tally = tallies[target.name]
+            srv0 = target.server.cpu_seconds() if target.server else 0.0
+            sim0 = sim.cpu_seconds()
+            samples, wall = await run_block(session, target, body, n, sc)
+            tally.server_cpu += (target.server.cpu_seconds() - srv0) if target.server else 0.0
+            tally.upstream_cpu += sim.cpu_seconds() - sim0
+            tally.samples += samples
+            tally.wall += wall
+            tally.blocks += 1
+        if time.monotonic() > deadline and r + 1 < rounds:
+            truncated = True  # stop between rounds: every target keeps the same number of calls
+            break
+    summaries = {
+        t.name: Summary.of(t.name, tallies[t.name], sc.stream, t.server is not None) for t in targets
+    }
+    found = deltas(summaries)
+    return {
+        **asdict(sc),
+        "block": block,
+        "truncated": truncated,
+        "summaries": summaries,
+        "added": found,
+        "comparisons": comparisons(summaries, found),
+    }
+
+
+async def check_targets(session: Any, targets: list[Target], model: str) -> None:
+    """One call of each kind per target before anything is timed: a broken target fails the run loudly
+    instead of producing a table of errors."""
+    for stream in (False, True):
+        for t in targets:
+            s = await one_call(session, t, make_body(model, stream), stream, time.perf_counter())
+            if not s.ok:
+                raise RuntimeError(f"{t.name} ({'stream' if stream else 'non-stream'}) failed: {s.error}")
+            if s.route:
+                print(f"  {t.name}: {'stream' if stream else 'non-stream'} call served by {s.route}")
+
+
+async def run_all(targets: list[Target], sim: procs.Child, args: argparse.Namespace) -> list[dict[str, Any]]:
+    widest = max((sc.concurrency for sc in args.scenario_list), default=1)
+    async with new_session(widest, args.timeout) as session:
+        await check_targets(session, targets, args.model)
+        results = []
+        for sc in args.scenario_list:
+            print(f"running {sc.describe()} …", flush=True)
+            t0 = time.monotonic()
+            results.append(await run_scenario(session, targets, sim, sc, args))
+            print(f"  done in {time.monotonic() - t0:.1f}s", flush=True)
+        return results
+
+
+# ---- orchestration -------------------------------------------------------------------------------------
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def litellm_version(exe: str) -> str:
+    """Asked of the interpreter next to the executable: `litellm --version` imports the whole proxy."""
+    python = Path(exe).resolve().parent / "python"
+    cmd = [str(python), "-c", "import importlib.metadata as m; print(m.version('litellm'))"]
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip() or "?"
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    signal.signal(signal.SIGTERM, _raise_interrupt)  # `kill` the harness → children still torn down
+    workdir = Path(tempfile.mkdtemp(prefix="modelpool-bench-"))
+    children = procs.Children(workdir)
+    doc: dict[str, Any] = {"date": now_utc(), "command": command_line(), "machine": machine_info()}
+    try:
+        sim, sim_config = procs.start_sim(children)
+        upstream = procs.provider_base_url(sim_config, args.upstream)
+        gateway = procs.start_gateway(children, sim_config, args.strategy)
+        print(f"sim fleet pid {sim.pid}, upstream {upstream}; gateway pid {gateway.pid} at {gateway.url}")
+        targets = [
+            Target("direct", f"{upstream}/chat/completions", None),
+            Target("modelpool", f"{gateway.url}/v1/chat/completions", gateway),
+        ]
+        doc["litellm"] = _maybe_litellm(children, args, upstream, targets)
+        doc["settings"] = {
+            "model": args.model,
+            "upstream": args.upstream,
+            "strategy": args.strategy,
+            "requests": args.requests,
+            "warmup": args.warmup,
+            "block": args.block,
+            "time_limit": args.time_limit,
+            "scenarios": [sc.name for sc in args.scenario_list],
+        }
+        try:
+            import uvloop
+
+            results = uvloop.run(run_all(targets, sim, args))
+        except ImportError:  # pragma: no cover - uvloop ships with uvicorn[standard]
+            results = asyncio.run(run_all(targets, sim, args))
+        doc["gateway_log_errors"] = _log_errors(gateway)
+    except KeyboardInterrupt:
+        print("interrupted: stopping the children", file=sys.stderr)
+        return 130
+    except (RuntimeError, TimeoutError, OSError, KeyError, ValueError) as err:
+        print(f"benchmark failed: {err}", file=sys.stderr)
+        return 1
+    finally:
+        children.stop_all()
+        if args.keep_logs:
+            print(f"logs and configs kept in {workdir}")
+        else:
+            for f in workdir.iterdir():
+                f.unlink()
+            workdir.rmdir()
+    _output(doc, results, args)
+    return 0
+
+
+def _maybe_litellm(
+    children: procs.Children, args: argparse.Namespace, upstream: str, targets: list[Target]
+) -> dict[str, Any]:
+    if not (args.with_litellm or args.litellm_cmd):
+        return {}
+    exe = procs.find_litellm(args.litellm_cmd)
+    if exe is None:
+        print(f"LiteLLM is not installed: skipping its column. Install it with: {procs.LITELLM_INSTALL}")
+        print("  (or in a throwaway venv, then pass --litellm-cmd VENV/bin/litellm)")
+        return {"skipped": "not installed"}
+    version = litellm_version(exe)
+    if version != procs.LITELLM_VERSION:
+        print(f"note: LiteLLM {version} found; the reference version is {procs.LITELLM_VERSION}")
+    print(f"starting LiteLLM {version} ({exe}) …", flush=True)
+    lite = procs.start_litellm(children, exe, args.model, upstream)
+    print(f"LiteLLM pid {lite.pid} at {lite.url}")
+    targets.append(Target("litellm", f"{lite.url}/v1/chat/completions", lite))
+    return {"version": version, "executable": exe}
+
+
+def _log_errors(child: procs.Child) -> int:
+    """Errors the gateway logged during the run (log level warning: each one is worth a look)."""
+    text = child.log_path.read_text(errors="replace")
+    return text.count(" ERROR ") + text.count("Traceback (most recent call last)")
+
+
+def _output(doc: dict[str, Any], results: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    tables, md_tables = [], []
+    for res in results:
+        sc = Scenario(res["name"], res["stream"], res["concurrency"], res["rate"])
+        title = sc.describe() + (" — TRUNCATED by --time-limit" if res["truncated"] else "")
+        tables.append(scenario_table(title, res["summaries"], res["added"]))
+        md_tables.append(scenario_table(title, res["summaries"], res["added"], md=True))
+    print()
+    print("\n\n".join(tables))
+    if doc.get("gateway_log_errors"):
+        print(f"\nwarning: the gateway logged {doc['gateway_log_errors']} error(s) during the run")
+    doc["scenarios"] = [
+        {**res, "summaries": {k: v.to_dict() for k, v in res["summaries"].items()}, "added": res["added"]}
+        for res in results
+    ]
+    doc["comparisons"] = {res["name"]: res["comparisons"] for res in results}
+    if args.json:
+        args.json.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+        print(f"\nJSON written to {args.json}")
+    if args.markdown:
+        print("\n" + markdown_block(doc, md_tables))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

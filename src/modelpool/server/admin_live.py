@@ -1,0 +1,154 @@
+"""Admin API for what happens live: sessions, pins, questions, probes and the event stream."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from modelpool.catalog import UnknownModel
+from modelpool.server.admin_api import guard, json_response
+
+if TYPE_CHECKING:
+    from modelpool.gateway import Gateway
+
+KEEPALIVE = 15.0  # seconds between SSE comments, so proxies keep an idle watcher connected
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    data = orjson.loads(await request.body() or b"{}")
+    if not isinstance(data, dict):
+        raise ValueError("expected a JSON object")
+    return data
+
+
+async def sessions(gw: Gateway, request: Request) -> Response:
+    return json_response({"sessions": [s.to_dict() for s in gw.sessions.all()]})
+
+
+async def session(gw: Gateway, request: Request) -> Response:
+    sid = request.path_params["sid"]
+    live = gw.sessions.get(sid)
+    plan = gw.last_plans.get(sid)
+    pins = {pool: pin.route for (s, pool), pin in gw.pins.sessions().items() if s == sid}
+    if live is None and plan is None and not pins:
+        return json_response(
+            {"error": {"message": f"unknown session {sid!r}", "type": "not_found_error"}}, 404
+        )
+    return json_response(
+        {
+            "session": sid,
+            "live_route": live.to_dict() if live else None,
+            "last_plan": plan.explain() if plan is not None else None,
+            "pins": pins,
+        }
+    )
+
+
+async def pin(gw: Gateway, request: Request) -> Response:
+    body = await _body(request)
+    rt = gw.runtime
+    route = body.get("route")
+    pool_id = body.get("pool")
+    if route is not None and route not in rt.catalog.routes:
+        raise ValueError(f"unknown route {route!r}")
+    if pool_id is None:
+        if route is None:
+            raise ValueError("give 'pool' (with 'clear': true) or 'route'")
+        owner = rt.catalog.pool_of_route(route)
+        if owner is None:
+            raise ValueError(f"route {route!r} belongs to no pool")
+        pool_id = owner.id
+    if pool_id not in rt.catalog.pools:
+        raise ValueError(f"unknown pool {pool_id!r}")
+    if body.get("clear"):
+        gw.pins.set_operator(pool_id, None)
+        return json_response({"ok": True, "pool": pool_id, "route": None})
+    if route is None:
+        raise ValueError("'route' is required unless 'clear' is true")
+    gw.pins.set_operator(pool_id, route)
+    gw.events.publish("pin", pool=pool_id, route=route)
+    return json_response({"ok": True, "pool": pool_id, "route": route})
+
+
+async def pins(gw: Gateway, request: Request) -> Response:
+    return json_response({"pins": gw.pins.operators()})
+
+
+async def questions(gw: Gateway, request: Request) -> Response:
+    return json_response({"questions": [q.public() for q in gw.questions.pending()]})
+
+
+async def answer(gw: Gateway, request: Request) -> Response:
+    body = await _body(request)
+    text = body.get("answer")
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("'answer' must be a non-empty string ('switch', 'keep' or free text)")
+    try:
+        q = gw.questions.answer(request.path_params["qid"], text)
+    except KeyError:
+        return json_response({"error": {"message": "unknown question", "type": "not_found_error"}}, 404)
+    return json_response(q.public())
+
+
+async def probe(gw: Gateway, request: Request) -> Response:
+    from modelpool.walk.probe import probe as run_probe
+
+    body = await _body(request)
+    models = body.get("models") or []
+    if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
+        raise ValueError("'models' must be a list of pool ids or route keys")
+    max_requests = int(body.get("max_requests", 8))
+    timeout = float(body.get("timeout", 20))
+    try:
+        report = await run_probe(gw, models, max_requests, timeout)
+    except UnknownModel as exc:
+        return json_response(
+            {"error": {"message": f"unknown model {exc.name!r}", "type": "not_found_error"}}, 404
+        )
+    return json_response(report.to_dict())
+
+
+async def events(gw: Gateway, request: Request) -> Response:
+    replay = int(request.query_params.get("replay", "0") or 0)
+    queue = gw.events.subscribe()
+
+    async def stream() -> AsyncIterator[bytes]:
+        try:
+            yield b": connected\n\n"
+            for event in gw.events.recent(replay) if replay > 0 else []:
+                yield _sse(event)
+            while True:
+                try:
+                    event = await asyncio.wait_for(queue.get(), KEEPALIVE)
+                except TimeoutError:
+                    yield b": keep-alive\n\n"
+                    continue
+                yield _sse(event)
+        finally:
+            gw.events.unsubscribe(queue)
+
+    headers = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+    return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+
+
+def _sse(event: dict[str, Any]) -> bytes:
+    return b"event: " + event["type"].encode() + b"\ndata: " + orjson.dumps(event) + b"\n\n"
+
+
+def live_routes() -> list[Route]:
+    return [
+        Route("/admin/sessions", guard(sessions), methods=["GET"]),
+        Route("/admin/sessions/{sid:path}", guard(session), methods=["GET"]),
+        Route("/admin/pin", guard(pin), methods=["POST"]),
+        Route("/admin/pins", guard(pins), methods=["GET"]),
+        Route("/admin/questions", guard(questions), methods=["GET"]),
+        Route("/admin/questions/{qid}", guard(answer), methods=["POST"]),
+        Route("/admin/probe", guard(probe), methods=["POST"]),
+        Route("/admin/events", guard(events), methods=["GET"]),
+    ]
