@@ -27,6 +27,7 @@ from types import FrameType
 from typing import Any
 
 import orjson
+
 from harness import procs
 from harness.load import Sample, Target, closed_block, make_body, new_session, one_call, open_block
 from harness.report import command_line, machine_info, markdown_block, now_utc, scenario_table

@@ -23,7 +23,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-from harness.procs import Child
+from harness.procs import CLIENT_KEY, Child
 
 _TAIL = 64  # bytes of stream tail kept to check the `[DONE]` terminator
 
@@ -60,7 +60,8 @@ def new_session(concurrency: int, timeout: float) -> aiohttp.ClientSession:
     return aiohttp.ClientSession(
         connector=connector,
         timeout=aiohttp.ClientTimeout(total=timeout),
-        headers={"content-type": "application/json", "authorization": "Bearer sk-bench"},
+        # The same client key goes to every target; the direct upstream ignores it.
+        headers={"content-type": "application/json", "authorization": f"Bearer {CLIENT_KEY}"},
     )
 
 

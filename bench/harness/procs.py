@@ -25,6 +25,9 @@ from typing import Any
 import yaml
 
 ADMIN_TOKEN = "bench-admin-token"  # fixed: the harness owns the gateway and may query /admin/*
+# One client key for every proxy under test: LiteLLM refuses to start without a master key, so modelpool
+# checks one too (`server.api_keys`) and both pay for authenticating the client. Loopback-only, throwaway.
+CLIENT_KEY = "sk-bench-5f0c9a7e3b2d4c1a8e6f0b9d7c5a3e1f"
 LITELLM_VERSION = "1.108.7"
 LITELLM_INSTALL = f"pip install 'litellm[proxy]=={LITELLM_VERSION}'"
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -176,9 +179,9 @@ def provider_base_url(sim_config: dict[str, Any], provider_id: str) -> str:
 
 def gateway_config(sim_config: dict[str, Any], strategy: str) -> dict[str, Any]:
     """The sim's providers plus what a benchmark needs fixed: memory state (no sqlite writes behind the
-    calls), a known admin token, loopback only."""
+    calls), a known admin token, the bench client key, loopback only."""
     return {
-        "server": {"host": "127.0.0.1", "admin_token": ADMIN_TOKEN},
+        "server": {"host": "127.0.0.1", "admin_token": ADMIN_TOKEN, "api_keys": [CLIENT_KEY]},
         "state": {"backend": "memory"},
         "pool": {"strategy": strategy},
         **{k: v for k, v in sim_config.items() if k not in ("server", "state", "pool")},
@@ -225,6 +228,7 @@ def start_litellm(children: Children, exe: str, model: str, upstream_base: str) 
             }
         ],
         "litellm_settings": {"telemetry": False, "drop_params": True},
+        "general_settings": {"master_key": CLIENT_KEY},
     }
     config_path = children.workdir / "litellm.yaml"
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))

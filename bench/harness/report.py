@@ -103,11 +103,7 @@ def scenario_table(title: str, summaries: dict[str, Summary], found: list[Delta]
         row += [_f(s.server_cpu_ms_per_call, 3), _f(s.upstream_cpu_ms_per_call, 3)]
         rows.append(row)
     added_head = ["added vs direct", "metric", "p50 ms", "p90 ms", "p99 ms", "mean ms", "p50 ×", "p99 ×"]
-    added = [
-        [d.target, d.metric, _signed(d.p50_ms), _signed(d.p90_ms), _signed(d.p99_ms), _signed(d.mean_ms)]
-        + [_f(d.p50_ratio), _f(d.p99_ratio)]
-        for d in found
-    ]
+    added = [[d.target, d.metric, *_added_cells(d)] for d in found]
     if md:
         return f"**{title}**\n\n{_md(head, rows)}\n\n{_md(added_head, added)}" if added else _md(head, rows)
     out = [title, _plain(head, rows)]
@@ -119,6 +115,10 @@ def scenario_table(title: str, summaries: dict[str, Summary], found: list[Delta]
         if len(s.routes) > 1:
             out.append(f"  {s.target} routes: {s.routes}")
     return "\n".join(out)
+
+
+def _added_cells(d: Delta) -> list[str]:
+    return [*map(_signed, (d.p50_ms, d.p90_ms, d.p99_ms, d.mean_ms)), _f(d.p50_ratio), _f(d.p99_ratio)]
 
 
 def _plain(head: list[str], rows: list[list[str]]) -> str:
@@ -151,8 +151,8 @@ def markdown_block(doc: dict[str, Any], tables: list[str]) -> str:
         f"- command: `{doc['command']}`",
         f"- machine: {m['nproc']} CPUs ({m['cpu_model']}), {m['platform']}, load average at start "
         f"{' / '.join(str(x) for x in m['loadavg_at_start'])}",
-        f"- software: Python {m['python']}, modelpool {m['modelpool']} (git {m['git']}), aiohttp {m['aiohttp']}, "
-        f"uvicorn {m['uvicorn']}, uvloop {m['uvloop']}"
+        f"- software: Python {m['python']}, modelpool {m['modelpool']} (git {m['git']}), "
+        f"aiohttp {m['aiohttp']}, uvicorn {m['uvicorn']}, uvloop {m['uvloop']}"
         + (f", LiteLLM {doc['litellm']['version']}" if doc.get("litellm", {}).get("version") else ""),
         f"- workload: model `{s['model']}`, upstream `{s['upstream']}` of `modelpool sim --preset bench` "
         f"(fast mode), gateway strategy `{s['strategy']}`, {s['requests']} measured calls per target per "

@@ -70,14 +70,17 @@ def sim(
     config_out: Annotated[
         Path | None, typer.Option("--config-out", help="Write a modelpool config for this fleet.")
     ] = None,
+    base_port: Annotated[int | None, typer.Option("--base-port", help="First port (default: free ports).")] = None,
 ) -> None:
     """Run only the simulated provider fleet (for tests and benchmarks)."""
     import asyncio
 
     from modelpool.sim import run_sim
+    from modelpool.sim.fleet import new_event_loop
 
     try:
-        asyncio.run(run_sim(preset=preset, host=host, config_out=config_out))
+        with asyncio.Runner(loop_factory=new_event_loop) as runner:
+            runner.run(run_sim(preset=preset, host=host, base_port=base_port, config_out=config_out))
     except KeyboardInterrupt:
         pass
 
