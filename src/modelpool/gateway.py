@@ -249,6 +249,8 @@ class Gateway:
             forced_route=forced,
             effort=body.get("reasoning_effort") if isinstance(body.get("reasoning_effort"), str) else None,
             locale=headers.get("accept-language", "en")[:2].lower(),
+            has_images=oc.has_images(body),
+            has_tools=oc.has_tools(body),
         )
 
     def walker(self, call: Call) -> Walker:

@@ -70,7 +70,9 @@ def sim(
     config_out: Annotated[
         Path | None, typer.Option("--config-out", help="Write a modelpool config for this fleet.")
     ] = None,
-    base_port: Annotated[int | None, typer.Option("--base-port", help="First port (default: free ports).")] = None,
+    base_port: Annotated[
+        int | None, typer.Option("--base-port", help="First port (default: free ports).")
+    ] = None,
 ) -> None:
     """Run only the simulated provider fleet (for tests and benchmarks)."""
     import asyncio

@@ -167,3 +167,17 @@ def prepend_content(obj: dict[str, Any], text: str) -> bytes:
         if isinstance(message, dict):
             message["content"] = text + (message.get("content") or "")
     return orjson.dumps(obj)
+
+
+def has_images(req: dict[str, Any]) -> bool:
+    for msg in req.get("messages") or ():
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if isinstance(content, list):
+            for part in content:
+                if isinstance(part, dict) and part.get("type") in ("image_url", "input_image", "image"):
+                    return True
+    return False
+
+
+def has_tools(req: dict[str, Any]) -> bool:
+    return bool(req.get("tools")) or bool(req.get("functions"))

@@ -23,6 +23,9 @@ class Call:
     forced_route: str | None = None  # `x-modelpool-route`: that route only, no failover
     effort: str | None = None
     locale: str = "en"  # from Accept-Language: the language of the inline switch notice
+    has_images: bool = False  # SPEC §3.1 step 2
+    has_tools: bool = False  # step 3
+    est_tokens: int = 0  # step 3: estimated conversation size
 
 
 @dataclass(slots=True)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from modelpool.catalog.model import Route
 from modelpool.routing.call import Call, Candidate, Plan
 from modelpool.routing.fallback import fallback_candidates
+from modelpool.routing.narrowing import demote, narrow_for_images
 from modelpool.routing.sticky import PinStore
 from modelpool.routing.strategies import STRATEGIES, Measurements, StrategyInput
 from modelpool.runtime import Runtime
@@ -42,7 +43,7 @@ class Planner:
         if call.forced_route is not None:
             return self._forced(rt, call)
         eligible, skipped = self._eligible(rt, call.pool.routes)
-        # Seam: capability narrowing and demotions (SPEC §3.1 steps 2–3) reorder `eligible` here.
+        eligible = narrow_for_images(call, eligible, skipped)
         strategy = pool_cfg.strategy
         candidates = self._order(rt, call, eligible, now)
         candidates = self._sticky(rt, call, candidates, now)
@@ -67,7 +68,8 @@ class Planner:
                 c.reasons.append("pinned head (modelpool pin)")
                 candidates = [c, *candidates[:i], *candidates[i + 1 :]]
                 break
-        return self._health_gate(candidates, now)
+        # Demotions are applied after the strategy so no strategy can pull a demoted route forward.
+        return self._health_gate(demote(call, candidates), now)
 
     def _sticky(self, rt: Runtime, call: Call, cands: list[Candidate], now: float) -> list[Candidate]:
         """Step 7: the session's pinned route goes first while it is a healthy candidate."""

@@ -90,12 +90,17 @@ def _starlette_app(gw: Gateway) -> Starlette:
         Route("/models", models, methods=["GET"]),
         *admin_routes(),
     ]
+
     async def not_found(request: Request, exc: Exception) -> Response:
         status = getattr(exc, "status_code", 404)
-        message = f"{request.method} {request.url.path}: " + ("not found" if status == 404 else "method not allowed")
+        message = f"{request.method} {request.url.path}: " + (
+            "not found" if status == 404 else "method not allowed"
+        )
         if request.url.path.startswith("/admin/"):
             return json_response({"error": {"message": message, "type": "not_found_error"}}, status)
-        return Response(oc.error_body(message, "invalid_request_error"), status, media_type="application/json")
+        return Response(
+            oc.error_body(message, "invalid_request_error"), status, media_type="application/json"
+        )
 
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found})
     app.state.gateway = gw

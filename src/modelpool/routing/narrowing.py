@@ -1,0 +1,55 @@
+"""Capability narrowing and demotions (SPEC §3.1 steps 2–3).
+
+Narrowing removes candidates: a call carrying an image keeps only the routes that declare image input
+(unknown counts as text-only); when none does, every route is kept and the upstream degrades the image
+rather than the call being refused. Demotions keep a route but send it to the back: no declared tool
+support for a call with tools, or a context window smaller than the conversation.
+"""
+
+from __future__ import annotations
+
+from modelpool.routing.call import Call, Candidate
+
+
+def narrow_for_images(call: Call, cands: list[Candidate], skipped: list[tuple[str, str]]) -> list[Candidate]:
+    if not call.has_images:
+        return cands
+    capable = [c for c in cands if c.route.capabilities.accepts_images]
+    if not capable:
+        for c in cands:
+            c.reasons.append("no route declares image input: tried anyway (the image may be degraded)")
+        return cands
+    for c in cands:
+        if not c.route.capabilities.accepts_images:
+            skipped.append((c.key, "image call: route does not declare image input"))
+    for c in capable:
+        c.reasons.append("accepts images")
+    return capable
+
+
+def demotion(call: Call, cand: Candidate) -> str | None:
+    """Why this candidate goes to the back for this call, or None."""
+    caps = cand.route.capabilities
+    if call.has_tools and caps.tools is False:
+        return "demoted: route declares no tool support and the call has tools"
+    if call.est_tokens and caps.context_window is not None and caps.context_window < call.est_tokens:
+        return (
+            f"demoted: context window {caps.context_window} < ~{call.est_tokens} tokens in the conversation"
+        )
+    return None
+
+
+def demote(call: Call, ordered: list[Candidate]) -> list[Candidate]:
+    """Stable partition: demoted candidates keep their relative order behind the others."""
+    if not call.has_tools and not call.est_tokens:
+        return ordered
+    front: list[Candidate] = []
+    back: list[Candidate] = []
+    for c in ordered:
+        why = demotion(call, c)
+        if why is None:
+            front.append(c)
+        else:
+            c.reasons.append(why)
+            back.append(c)
+    return front + back
