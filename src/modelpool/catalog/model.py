@@ -36,10 +36,10 @@ class Route:
     capabilities: Capabilities = field(default_factory=Capabilities)
     twin: bool = False  # provider id ends in a twin suffix: never a candidate unless switched back on
     registration: int = 0  # global registration order (provider order in config, then model order)
+    key: str = field(init=False, compare=False)  # `provider_id/model_id`, computed once: read on every call
 
-    @property
-    def key(self) -> str:
-        return f"{self.provider_id}/{self.model_id}"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", f"{self.provider_id}/{self.model_id}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -69,6 +69,11 @@ class HealthRegistry:
         route = self._routes.get(route_key)
         return route is not None and route.rest_until > self._now(now)
 
+    def record(self, route_key: str) -> RouteRecord | None:
+        """The live record (read-only by convention) for hot-path readers such as the strategies, which
+        need one or two fields and must not pay for a full snapshot."""
+        return self._routes.get(route_key)
+
     def snapshot(self, route_key: str, now: float | None = None) -> RouteHealth:
         route = self._routes.get(route_key)
         return health_of(route_key, route or RouteRecord(), self._now(now))

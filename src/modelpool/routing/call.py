@@ -33,10 +33,10 @@ class Candidate:
     route: Route
     endpoint: ProviderEndpoint
     reasons: list[str] = field(default_factory=list)  # why it stands where it stands
+    key: str = field(init=False)
 
-    @property
-    def key(self) -> str:
-        return self.route.key
+    def __post_init__(self) -> None:
+        self.key = self.route.key
 
 
 @dataclass(slots=True)

@@ -1,6 +1,12 @@
-"""Adapter: the health registry seen through the `Measurements` protocol the strategies read."""
+"""Adapter: the health registry seen through the `Measurements` protocol the strategies read.
+
+Reads the live records directly (not `snapshot()`): planning reads a field or two per candidate, and a
+full snapshot per candidate per call cost more than the rest of the pipeline together.
+"""
 
 from __future__ import annotations
+
+from statistics import median
 
 from modelpool.health.registry import HealthRegistry
 
@@ -12,16 +18,23 @@ class RegistryMeasurements:
         self._reg = registry
 
     def ewma_ttft(self, route_key: str) -> float | None:
-        return self._reg.snapshot(route_key).ewma_ttft if route_key in self._reg else None
+        rec = self._reg.record(route_key)
+        return rec.ewma_ttft if rec is not None else None
 
     def median_ttft(self, route_key: str) -> float | None:
-        return self._reg.snapshot(route_key).median_ttft if route_key in self._reg else None
+        rec = self._reg.record(route_key)
+        return median(rec.ttft) if rec is not None and rec.ttft else None
 
     def median_tps(self, route_key: str) -> float | None:
-        return self._reg.snapshot(route_key).median_tps if route_key in self._reg else None
+        rec = self._reg.record(route_key)
+        return median(rec.tps) if rec is not None and rec.tps else None
 
     def served(self, route_key: str) -> int:
-        return self._reg.snapshot(route_key).successes if route_key in self._reg else 0
+        rec = self._reg.record(route_key)
+        return rec.successes if rec is not None else 0
 
     def laplace(self, route_key: str) -> float:
-        return self._reg.snapshot(route_key).success_rate_laplace if route_key in self._reg else 0.5
+        rec = self._reg.record(route_key)
+        if rec is None:
+            return 0.5
+        return (rec.successes + 1) / (rec.attempts + 2)

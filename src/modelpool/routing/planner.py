@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 
-from modelpool.catalog.model import Route
+from modelpool.catalog.model import Pool, Route
 from modelpool.routing.call import Call, Candidate, Plan
 from modelpool.routing.fallback import fallback_candidates
 from modelpool.routing.narrowing import demote, narrow_for_images
@@ -42,8 +42,8 @@ class Planner:
         pool_cfg = rt.config.pool
         if call.forced_route is not None:
             return self._forced(rt, call)
-        eligible, skipped = self._eligible(rt, call.pool.routes)
-        eligible = narrow_for_images(call, eligible, skipped)
+        base, skipped = self._base(rt, call.pool)
+        eligible = narrow_for_images(call, base, skipped)
         strategy = pool_cfg.strategy
         candidates = self._order(rt, call, eligible, now)
         candidates = self._sticky(rt, call, candidates, now)
@@ -57,9 +57,8 @@ class Planner:
         return Plan(candidates, skipped, strategy)
 
     def _order(self, rt: Runtime, call: Call, eligible: list[Candidate], now: float) -> list[Candidate]:
-        """Steps 4–6: base order (operator pin head, then provider order), strategy, health gate."""
-        base = self._base_order(rt, eligible)
-        ordered = STRATEGIES[rt.config.pool.strategy](base, self._strategy_input(rt, call))
+        """Steps 5–6 (the base order of step 4 is already applied), operator pin head, health gate."""
+        ordered = STRATEGIES[rt.config.pool.strategy](eligible, self._strategy_input(rt, call))
         candidates = [self._with_reason(c, why) for c, why in ordered]
         head = self.pins.operator(call.pool.id)
         for i, c in enumerate(candidates):
@@ -108,9 +107,23 @@ class Planner:
             eligible.append(Candidate(route, endpoint))
         return eligible, skipped
 
-    def _base_order(self, rt: Runtime, cands: list[Candidate]) -> list[Candidate]:
-        """Partial lists are valid: listed providers first, the rest in registration order."""
+    def _base(self, rt: Runtime, pool: Pool) -> tuple[list[Candidate], list[tuple[str, str]]]:
+        """Steps 1 and 4 as fresh candidates. Both depend only on the config snapshot and the order in
+        force, so the work is memoised on the (immutable) runtime and each call only copies it."""
         order = rt.provider_order()
+        memo_key = (pool.id, tuple(order))
+        cached = rt.memo.get(memo_key)
+        if cached is None:
+            eligible, skipped = self._eligible(rt, pool.routes)
+            ordered = self._base_order(order, eligible)
+            cached = ([(c.route, c.endpoint, tuple(c.reasons)) for c in ordered], skipped)
+            rt.memo[memo_key] = cached
+        rows, skipped = cached
+        return [Candidate(r, e, list(why)) for r, e, why in rows], list(skipped)
+
+    @staticmethod
+    def _base_order(order: list[str], cands: list[Candidate]) -> list[Candidate]:
+        """Partial lists are valid: listed providers first, the rest in registration order."""
         rank = {pid: i for i, pid in enumerate(order)}
         unlisted = len(order)
         ordered = sorted(cands, key=lambda c: (rank.get(c.route.provider_id, unlisted), c.route.registration))
@@ -149,10 +162,12 @@ class Planner:
 
     def _health_gate(self, cands: list[Candidate], now: float) -> list[Candidate]:
         """Resting routes go behind the others; if all rest, all are tried in strategy order."""
-        healthy = [c for c in cands if not self._is_resting(c.key, now)]
-        if len(healthy) == len(cands):
+        healthy: list[Candidate] = []
+        resting: list[Candidate] = []
+        for c in cands:
+            (resting if self._is_resting(c.key, now) else healthy).append(c)
+        if not resting:
             return cands
-        resting = [c for c in cands if self._is_resting(c.key, now)]
         for c in resting:
             c.reasons.append(
                 "resting: moved behind healthy routes" if healthy else "all resting: tried anyway"

@@ -55,24 +55,24 @@ def round_robin(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
 
 def weighted_random(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
     # Draw without replacement by weight; zero and equal weights are settled by base order.
-    remaining = list(cands)
+    remaining = [(c, max(inp.weights(c), 0.0)) for c in cands]
     out: Ordered = []
-    while remaining:
-        weights = [max(inp.weights(c), 0.0) for c in remaining]
-        total = sum(weights)
-        if total <= 0:
-            out.extend((c, "weight 0: base order") for c in remaining)
-            break
+    total = sum(w for _, w in remaining)
+    while remaining and total > 0:
         pick = inp.rng.random() * total
         acc = 0.0
-        for i, w in enumerate(weights):
+        chosen = len(remaining) - 1
+        for i, (_, w) in enumerate(remaining):
             acc += w
             if pick < acc and w > 0:
-                out.append((remaining.pop(i), f"drawn by weight {w:g}"))
+                chosen = i
                 break
-        else:  # float edge: take the last positive weight
-            i = max(j for j, w in enumerate(weights) if w > 0)
-            out.append((remaining.pop(i), f"drawn by weight {weights[i]:g}"))
+        c, w = remaining.pop(chosen)
+        total -= w
+        out.append((c, f"drawn by weight {w:g}"))
+        if w <= 0:  # float edge: only zero weights were left
+            total = 0.0
+    out.extend((c, "weight 0: base order") for c, _ in remaining)
     return out
 
 
@@ -85,21 +85,19 @@ def least_used(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
 def fastest(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
     # An unmeasured route is probed first (its first call is the measurement), unless published
     # stats give it a prior; measured routes follow by EWMA time-to-first-chunk.
-    def key(c: Candidate) -> tuple[int, float]:
+    keyed: list[tuple[tuple[int, float], Candidate, str]] = []
+    for c in cands:
         ttft = inp.measurements.ewma_ttft(c.key)
         if ttft is not None:
-            return (1, ttft)
+            keyed.append(((1, ttft), c, f"EWMA TTFT {ttft * 1000:.0f} ms"))
+            continue
         prior = inp.prior_tps(c)
         if prior:
-            return (1, 1.0 / prior)
-        return (0, 0.0)
-
-    ordered = sorted(cands, key=key)
-    out: Ordered = []
-    for c in ordered:
-        ttft = inp.measurements.ewma_ttft(c.key)
-        out.append((c, f"EWMA TTFT {ttft * 1000:.0f} ms" if ttft is not None else "unmeasured: probe"))
-    return out
+            keyed.append(((1, 1.0 / prior), c, f"published {prior:.0f} tok/s"))
+        else:
+            keyed.append(((0, 0.0), c, "unmeasured: probe"))
+    keyed.sort(key=lambda t: t[0])
+    return [(c, why) for _, c, why in keyed]
 
 
 def cheapest(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
