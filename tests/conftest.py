@@ -9,10 +9,13 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))  # tests/gateway_server.py and friends
+sys.path.insert(0, str(Path(__file__).parent))  # tests/gateway_server.py and tests/support.py
 
-from gateway_server import ADMIN_TOKEN
-from modelpool.sim import FleetSpec, FleetThread, SimModel, SimProvider
+from support import base_config, two_route_spec  # noqa: E402
+
+from modelpool.sim import FleetThread  # noqa: E402
+
+__all__ = ["base_config", "two_route_spec"]
 
 
 @pytest.fixture(autouse=True)
@@ -23,28 +26,10 @@ def _isolated_state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.delenv("MODELPOOL_CONFIG", raising=False)
 
 
-def two_route_spec(**kw: object) -> FleetSpec:
-    return FleetSpec(
-        [
-            SimProvider("alpha", models=[SimModel("m1", output_tokens=6)], ttft=0.005, tps=5000.0),
-            SimProvider("beta", models=[SimModel("m1", output_tokens=6)], ttft=0.005, tps=5000.0),
-        ],
-        **kw,  # type: ignore[arg-type]
-    )
-
-
 @pytest.fixture
 def fleet() -> Iterator[FleetThread]:
     with FleetThread(two_route_spec()) as ft:
         yield ft
-
-
-def base_config(ft: FleetThread, **pool: object) -> dict[str, object]:
-    cfg = ft.to_config()
-    cfg["state"] = {"backend": "memory"}
-    cfg["server"] = {"admin_token": ADMIN_TOKEN}
-    cfg["pool"] = {"strategy": "priority", "retry_backoff": "1ms", **pool}
-    return cfg
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from conftest import base_config
+from support import base_config
 from gateway_server import ADMIN_TOKEN, GatewayServer, free_port
 from modelpool.sim import FleetThread
 

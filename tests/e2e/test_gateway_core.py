@@ -6,7 +6,7 @@ import httpx
 import openai
 import pytest
 
-from conftest import base_config
+from support import base_config
 from gateway_server import GatewayServer
 from modelpool.sim import Fault, FleetThread, expected_text
 

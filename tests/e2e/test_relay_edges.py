@@ -6,7 +6,7 @@ import time
 
 import httpx
 
-from conftest import base_config
+from support import base_config
 from gateway_server import ADMIN_TOKEN, GatewayServer
 from modelpool.sim import Fault, FleetSpec, FleetThread, SimModel, SimProvider
 

@@ -1,0 +1,25 @@
+"""Shared test helpers (a uniquely named module: every `conftest.py` is imported as `conftest`)."""
+
+from __future__ import annotations
+
+from gateway_server import ADMIN_TOKEN
+
+from modelpool.sim import FleetSpec, FleetThread, SimModel, SimProvider
+
+
+def two_route_spec(**kw: object) -> FleetSpec:
+    return FleetSpec(
+        [
+            SimProvider("alpha", models=[SimModel("m1", output_tokens=6)], ttft=0.005, tps=5000.0),
+            SimProvider("beta", models=[SimModel("m1", output_tokens=6)], ttft=0.005, tps=5000.0),
+        ],
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def base_config(ft: FleetThread, **pool: object) -> dict[str, object]:
+    cfg = ft.to_config()
+    cfg["state"] = {"backend": "memory"}
+    cfg["server"] = {"admin_token": ADMIN_TOKEN}
+    cfg["pool"] = {"strategy": "priority", "retry_backoff": "1ms", **pool}
+    return cfg
