@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import gc
 import math
+import os
 import signal
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import aiohttp
 import orjson
 
 from harness import procs
@@ -90,6 +92,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per scenario (then truncated)")
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds per call")
     ap.add_argument("--strategy", default="priority", choices=STRATEGIES, help="gateway pool strategy")
+    ap.add_argument(
+        "--no-sticky",
+        action="store_true",
+        help="pool.sticky: false (the identical bench prompt otherwise pins every call to one route)",
+    )
     ap.add_argument("--model", default="m1", help="model id (the bench fleet's pool)")
     ap.add_argument("--upstream", default="alpha", help="sim provider the direct baseline calls")
     ap.add_argument("--with-litellm", action="store_true", help="add LiteLLM's proxy (if installed)")
@@ -116,20 +123,55 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 async def run_block(
-    session: Any, target: Target, body: bytes, n: int, sc: Scenario
+    session: aiohttp.ClientSession, target: Target, body: bytes, n: int, sc: Scenario
 ) -> tuple[list[Sample], float]:
     if sc.rate:
         return await open_block(session, target, body, n, sc.rate, sc.stream)
     return await closed_block(session, target, body, n, sc.concurrency, sc.stream)
 
 
+async def measured_block(
+    session: aiohttp.ClientSession,
+    target: Target,
+    sim: procs.Child,
+    body: bytes,
+    n: int,
+    sc: Scenario,
+    tally: Tally,
+) -> None:
+    """One block, with the CPU of every party and the TCP connections opened meanwhile. The counters
+    are read outside the timed region (reading /proc costs a few ms)."""
+    gc.collect()  # the load generator's own GC pauses stay out of the blocks
+    srv0 = target.server.cpu_seconds() if target.server else 0.0
+    sim0 = sim.cpu_seconds()
+    opens0 = procs.tcp_active_opens()
+    me0 = time.process_time()
+    samples, wall = await run_block(session, target, body, n, sc)
+    me1 = time.process_time()
+    opens1 = procs.tcp_active_opens()
+    tally.server_cpu += (target.server.cpu_seconds() - srv0) if target.server else 0.0
+    tally.upstream_cpu += sim.cpu_seconds() - sim0
+    tally.client_cpu += me1 - me0
+    if opens0 is None or opens1 is None or tally.tcp_opens is None:
+        tally.tcp_opens = None
+    else:
+        tally.tcp_opens += opens1 - opens0
+    tally.samples += samples
+    tally.wall += wall
+    tally.blocks += 1
+
+
 async def run_scenario(
-    session: Any, targets: list[Target], sim: procs.Child, sc: Scenario, args: argparse.Namespace
+    session: aiohttp.ClientSession,
+    targets: list[Target],
+    sim: procs.Child,
+    sc: Scenario,
+    args: argparse.Namespace,
 ) -> dict[str, Any]:
     body = make_body(args.model, sc.stream)
     block = sc.block_size(args.block)
-    # Warm-up in the scenario's own shape (connection pools filled to the concurrency, JITless but
-    # cache-warm interpreters, the gateway's health/latency stats seeded), alternating like the real run.
+    # Warm-up in the scenario's own shape: connection pools grown to the concurrency, code paths and
+    # caches warm in every process, the gateway's latency/health stats seeded. Not measured.
     for target in targets:
         if args.warmup:
             await run_block(session, target, body, args.warmup, sc)
@@ -142,16 +184,7 @@ async def run_scenario(
         # Rotate the order every round so no target always runs right after another one's block.
         order = targets[r % len(targets) :] + targets[: r % len(targets)]
         for target in order:
-            gc.collect()  # the load generator's own GC pauses stay out of the blocks
-            tally = tallies[target.name]
-            srv0 = target.server.cpu_seconds() if target.server else 0.0
-            sim0 = sim.cpu_seconds()
-            samples, wall = await run_block(session, target, body, n, sc)
-            tally.server_cpu += (target.server.cpu_seconds() - srv0) if target.server else 0.0
-            tally.upstream_cpu += sim.cpu_seconds() - sim0
-            tally.samples += samples
-            tally.wall += wall
-            tally.blocks += 1
+            await measured_block(session, target, sim, body, n, sc, tallies[target.name])
         if time.monotonic() > deadline and r + 1 < rounds:
             truncated = True  # stop between rounds: every target keeps the same number of calls
             break
@@ -169,7 +202,7 @@ async def run_scenario(
     }
 
 
-async def check_targets(session: Any, targets: list[Target], model: str) -> None:
+async def check_targets(session: aiohttp.ClientSession, targets: list[Target], model: str) -> None:
     """One call of each kind per target before anything is timed: a broken target fails the run loudly
     instead of producing a table of errors."""
     for stream in (False, True):
@@ -197,8 +230,10 @@ async def run_all(targets: list[Target], sim: procs.Child, args: argparse.Namesp
 # ---- orchestration -------------------------------------------------------------------------------------
 
 
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
+def _term_as_interrupt(signum: int, frame: FrameType | None) -> None:
+    # Re-raised as SIGINT so the asyncio runner cancels the load cleanly (pending requests closed)
+    # instead of a KeyboardInterrupt surfacing from inside a transport callback.
+    signal.raise_signal(signal.SIGINT)
 
 
 def litellm_version(exe: str) -> str:
@@ -213,14 +248,17 @@ def litellm_version(exe: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    signal.signal(signal.SIGTERM, _raise_interrupt)  # `kill` the harness → children still torn down
+    # Ctrl-C and `kill` both end in the `finally` that tears the children down. SIGINT is reset because a
+    # shell starting the harness in the background hands it over ignored.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _term_as_interrupt)
     workdir = Path(tempfile.mkdtemp(prefix="modelpool-bench-"))
     children = procs.Children(workdir)
     doc: dict[str, Any] = {"date": now_utc(), "command": command_line(), "machine": machine_info()}
     try:
         sim, sim_config = procs.start_sim(children)
         upstream = procs.provider_base_url(sim_config, args.upstream)
-        gateway = procs.start_gateway(children, sim_config, args.strategy)
+        gateway = procs.start_gateway(children, sim_config, args.strategy, not args.no_sticky)
         print(f"sim fleet pid {sim.pid}, upstream {upstream}; gateway pid {gateway.pid} at {gateway.url}")
         targets = [
             Target("direct", f"{upstream}/chat/completions", None),
@@ -231,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
             "model": args.model,
             "upstream": args.upstream,
             "strategy": args.strategy,
+            "sticky": not args.no_sticky,
             "requests": args.requests,
             "warmup": args.warmup,
             "block": args.block,
@@ -244,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError:  # pragma: no cover - uvloop ships with uvicorn[standard]
             results = asyncio.run(run_all(targets, sim, args))
         doc["gateway_log_errors"] = _log_errors(gateway)
+        doc["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     except KeyboardInterrupt:
         print("interrupted: stopping the children", file=sys.stderr)
         return 130

@@ -11,9 +11,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests/gateway_server.py and tests/support.py
 
-from support import base_config, two_route_spec  # noqa: E402
-
-from modelpool.sim import FleetThread  # noqa: E402
+from modelpool.sim import FleetThread
+from support import base_config, two_route_spec
 
 __all__ = ["base_config", "two_route_spec"]
 

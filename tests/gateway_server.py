@@ -34,6 +34,8 @@ class GatewayServer:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.port = free_port()
+        if isinstance(source, dict) and "holidays" not in source:
+            source = {**source, "holidays": {"source": "bundled"}}  # tests never reach the internet
         loaded = load_config(source, env=env)
         self.gateway = Gateway(loaded, env=env, clock=clock)
         self.url = f"http://127.0.0.1:{self.port}"

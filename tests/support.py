@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from gateway_server import ADMIN_TOKEN
-
 from modelpool.sim import FleetSpec, FleetThread, SimModel, SimProvider
 
 
@@ -22,4 +21,5 @@ def base_config(ft: FleetThread, **pool: object) -> dict[str, object]:
     cfg["state"] = {"backend": "memory"}
     cfg["server"] = {"admin_token": ADMIN_TOKEN}
     cfg["pool"] = {"strategy": "priority", "retry_backoff": "1ms", **pool}
+    cfg["holidays"] = {"source": "bundled"}  # tests never reach the internet for the calendar
     return cfg

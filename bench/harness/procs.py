@@ -41,6 +41,22 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def tcp_active_opens() -> int | None:
+    """Machine-wide count of TCP connections opened so far (/proc/net/snmp `Tcp: ActiveOpens`).
+
+    The delta over a block, divided by its calls, shows connection churn: with keep-alive everywhere it
+    stays near 0; a proxy that drops its upstream connection after some calls shows up here. Machine-wide,
+    so anything else opening connections meanwhile is counted too."""
+    try:
+        lines = [line.split() for line in Path("/proc/net/snmp").read_text().splitlines()]
+    except OSError:
+        return None
+    tcp = [row for row in lines if row and row[0] == "Tcp:"]
+    if len(tcp) < 2:
+        return None
+    return int(dict(zip(tcp[0][1:], tcp[1][1:], strict=True))["ActiveOpens"])
+
+
 @dataclass
 class Child:
     name: str
@@ -177,20 +193,30 @@ def provider_base_url(sim_config: dict[str, Any], provider_id: str) -> str:
 # ---- the gateway --------------------------------------------------------------------------------------
 
 
-def gateway_config(sim_config: dict[str, Any], strategy: str) -> dict[str, Any]:
+def gateway_config(sim_config: dict[str, Any], strategy: str, sticky: bool = True) -> dict[str, Any]:
     """The sim's providers plus what a benchmark needs fixed: memory state (no sqlite writes behind the
     calls), a known admin token, the bench client key, loopback only."""
-    return {
+    config: dict[str, Any] = {
         "server": {"host": "127.0.0.1", "admin_token": ADMIN_TOKEN, "api_keys": [CLIENT_KEY]},
         "state": {"backend": "memory"},
-        "pool": {"strategy": strategy},
+        # Every bench call carries the same prompt, so the gateway sees one conversation and its sticky
+        # pin keeps it on one route whatever the strategy: `sticky=False` lets the strategy choose.
+        "pool": {"strategy": strategy, "sticky": sticky},
         **{k: v for k, v in sim_config.items() if k not in ("server", "state", "pool")},
     }
+    from modelpool.config.schema import Config  # the schema of the tree under test decides what exists
+
+    if "holidays" in Config.model_fields:
+        # Loopback only: the holiday calendar would otherwise be fetched from the internet at start-up.
+        config["holidays"] = {"sync": False}
+    return config
 
 
-def start_gateway(children: Children, sim_config: dict[str, Any], strategy: str) -> Child:
+def start_gateway(
+    children: Children, sim_config: dict[str, Any], strategy: str, sticky: bool = True
+) -> Child:
     config_path = children.workdir / "gateway.yaml"
-    config_path.write_text(yaml.safe_dump(gateway_config(sim_config, strategy), sort_keys=False))
+    config_path.write_text(yaml.safe_dump(gateway_config(sim_config, strategy, sticky), sort_keys=False))
     port = free_port()
     exe = shutil.which("modelpool")
     head = [exe] if exe else [sys.executable, "-m", "modelpool.cli.main"]

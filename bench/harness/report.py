@@ -92,7 +92,7 @@ def scenario_table(title: str, summaries: dict[str, Summary], found: list[Delta]
     head = ["target", "ok", "err", "req/s", "p50 ms", "p90 ms", "p99 ms", "mean ms"]
     if stream:
         head += ["TTFT p50", "TTFT p90", "TTFT p99"]
-    head += ["srv CPU ms/call", "sim CPU ms/call"]
+    head += ["proxy CPU ms/call", "sim CPU ms/call", "client CPU ms/call", "TCP opens/call"]
     rows: list[list[str]] = []
     for s in summaries.values():
         row = [s.target, str(s.calls), str(s.errors), _f(s.rps, 0)]
@@ -101,6 +101,8 @@ def scenario_table(title: str, summaries: dict[str, Summary], found: list[Delta]
             t = s.ttft
             row += [_f(t.p50), _f(t.p90), _f(t.p99)] if t else ["-"] * 3
         row += [_f(s.server_cpu_ms_per_call, 3), _f(s.upstream_cpu_ms_per_call, 3)]
+        row.append(_f(s.client_cpu_ms_per_call, 3))
+        row.append(_f(s.tcp_opens_per_call, 3))
         rows.append(row)
     added_head = ["added vs direct", "metric", "p50 ms", "p90 ms", "p99 ms", "mean ms", "p50 ×", "p99 ×"]
     added = [[d.target, d.metric, *_added_cells(d)] for d in found]
@@ -142,6 +144,10 @@ def _md(head: list[str], rows: list[list[str]]) -> str:
 # ---- markdown block for RESULTS.md ---------------------------------------------------------------------
 
 
+def _loads(values: list[float] | None) -> str:
+    return " / ".join(str(x) for x in values) if values else "?"
+
+
 def markdown_block(doc: dict[str, Any], tables: list[str]) -> str:
     m = doc["machine"]
     s = doc["settings"]
@@ -149,8 +155,8 @@ def markdown_block(doc: dict[str, Any], tables: list[str]) -> str:
         f"### overhead — {doc['date']}",
         "",
         f"- command: `{doc['command']}`",
-        f"- machine: {m['nproc']} CPUs ({m['cpu_model']}), {m['platform']}, load average at start "
-        f"{' / '.join(str(x) for x in m['loadavg_at_start'])}",
+        f"- machine: {m['nproc']} CPUs ({m['cpu_model']}), {m['platform']}, load average "
+        f"{_loads(m.get('loadavg_at_start'))} at start, {_loads(m.get('loadavg_at_end'))} at end",
         f"- software: Python {m['python']}, modelpool {m['modelpool']} (git {m['git']}), "
         f"aiohttp {m['aiohttp']}, uvicorn {m['uvicorn']}, uvloop {m['uvloop']}"
         + (f", LiteLLM {doc['litellm']['version']}" if doc.get("litellm", {}).get("version") else ""),

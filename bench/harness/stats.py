@@ -50,6 +50,8 @@ class Tally:
     wall: float = 0.0  # seconds spent in this target's measured blocks
     server_cpu: float = 0.0  # CPU seconds of the target's own process (gateway / LiteLLM) in those blocks
     upstream_cpu: float = 0.0  # CPU seconds of the simulated fleet in those blocks
+    client_cpu: float = 0.0  # CPU seconds of the load generator (this process) in those blocks
+    tcp_opens: int | None = 0  # machine-wide TCP connections opened during those blocks (None: unknown)
     blocks: int = 0
 
 
@@ -63,6 +65,8 @@ class Summary:
     ttft: Dist | None
     server_cpu_ms_per_call: float | None
     upstream_cpu_ms_per_call: float
+    client_cpu_ms_per_call: float
+    tcp_opens_per_call: float | None
     routes: dict[str, int]
     error_samples: list[str]
 
@@ -81,6 +85,8 @@ class Summary:
             ttft=Dist.of([s.ttft for s in ok if s.ttft is not None]) if stream else None,
             server_cpu_ms_per_call=tally.server_cpu * 1000 / n if has_server and n else None,
             upstream_cpu_ms_per_call=tally.upstream_cpu * 1000 / n if n else math.nan,
+            client_cpu_ms_per_call=tally.client_cpu * 1000 / n if n else math.nan,
+            tcp_opens_per_call=tally.tcp_opens / n if n and tally.tcp_opens is not None else None,
             routes=dict(routes.most_common()),
             error_samples=sorted({s.error or "?" for s in bad})[:5],
         )

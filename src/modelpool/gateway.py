@@ -28,6 +28,7 @@ from modelpool.config import (
 )
 from modelpool.events import EventBus, LiveRoute, SessionLog
 from modelpool.health.registry import HealthRegistry
+from modelpool.periods import CalendarStore, default_cache_path
 from modelpool.protocols import openai_chat as oc
 from modelpool.protocols.errors import ClientError
 from modelpool.routing.call import Call
@@ -91,6 +92,11 @@ class Gateway:
         self.sessions = SessionLog()
         self.questions = QuestionBoard(self.events)
         self.sink = GatewaySink(self.health, self.pins, self.events, clock)
+        cfg = loaded.config
+        self.calendar = CalendarStore(
+            default_cache_path(self.state_dir), cfg.holidays, time_zone=cfg.peak.time_zone, clock=clock
+        )
+        self.calendar.load()  # the cached calendar (no network) before the first call is planned
         self._version = 0
         self.runtime = self._build_runtime(loaded.config)
         self._watcher: Any = None
@@ -115,7 +121,11 @@ class Gateway:
         }
         catalog = build_catalog(config, self.discovery.models)
         self._version += 1
-        return Runtime(config=config, catalog=catalog, endpoints=endpoints, version=self._version)
+        store = getattr(self, "calendar", None)
+        periods = (lambda: store.policy(config.peak, config.holidays)) if store is not None else None
+        return Runtime(
+            config=config, catalog=catalog, endpoints=endpoints, version=self._version, periods=periods
+        )
 
     async def start(self, watch: bool = True) -> None:
         if self.started:
@@ -129,6 +139,7 @@ class Gateway:
         self.pins.load(await self.state.load("pins"), self.clock())
         self.dashboard_layer = await self.state.load("dashboard")
         await self._apply(self.loaded, rediscover=True)
+        await self.calendar.start()
         if watch and self.loaded.path is not None:
             from modelpool.config import ConfigWatcher
 
@@ -142,6 +153,7 @@ class Gateway:
         if self._watcher is not None:
             await self._watcher.stop()
             self._watcher = None
+        await self.calendar.stop()
         await self.client.close()
         await self.state.close()
         self.started = False
@@ -168,6 +180,8 @@ class Gateway:
             endpoints = {p.id: build_endpoint(p, resolve_api_key(p, self.env)) for p in config.providers}
             await self.discovery.refresh(config, endpoints)
         self.loaded = loaded
+        if hasattr(self, "calendar"):
+            self.calendar.configure(config.holidays, config.peak.time_zone)
         self.runtime = self._build_runtime(config)
         self.config_error = None
 

@@ -6,12 +6,13 @@ in flight keeps the snapshot it started with and no request ever sees half-appli
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from modelpool.catalog import Catalog
 from modelpool.config.schema import Config, PeriodCost, ProviderConfig
+from modelpool.periods import PeriodPolicy
 from modelpool.upstream.providers import ProviderEndpoint
 
 
@@ -22,6 +23,9 @@ class Runtime:
     endpoints: Mapping[str, ProviderEndpoint]
     version: int = 0
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    # The period policy in force (config × the current calendar). A callable, not a value: the calendar
+    # syncs in the background and the policy it yields changes without a new runtime.
+    periods: Callable[[], PeriodPolicy] | None = None
     providers: Mapping[str, ProviderConfig] = field(init=False)  # by id: read per candidate per call
     # Work that depends only on this snapshot (e.g. a pool's eligible routes in base order), memoised by
     # the routing core. Dropped with the snapshot on reload, so it can never go stale.
@@ -31,9 +35,15 @@ class Runtime:
         object.__setattr__(self, "providers", {p.id: p for p in self.config.providers})
         object.__setattr__(self, "memo", {})
 
-    def provider_order(self) -> list[str]:
-        # Seam: the peak/off-peak overlay (SPEC §7) replaces this list during its period.
-        return self.config.pool.provider_order
+    def policy(self) -> PeriodPolicy:
+        if self.periods is not None:
+            return self.periods()
+        return PeriodPolicy(self.config.peak, None, self.config.holidays)  # weekday rule only
+
+    def provider_order(self, now: float | None = None) -> tuple[list[str], str]:
+        """The base order in force and where it comes from (SPEC §3.1 step 4, §7): the period's list,
+        or `pool.provider_order` when that list is empty (inherit)."""
+        return self.policy().provider_order_with_source(self.config.pool, now)
 
     def weight(self, provider_id: str) -> float:
         weights = self.config.pool.weights

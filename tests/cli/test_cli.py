@@ -10,9 +10,9 @@ from pathlib import Path
 
 import yaml
 
-from support import base_config
 from gateway_server import ADMIN_TOKEN, GatewayServer, free_port
 from modelpool.sim import FleetThread
+from support import base_config
 
 CLI = [sys.executable, "-m", "modelpool.cli.main"]
 

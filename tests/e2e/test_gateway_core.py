@@ -6,9 +6,9 @@ import httpx
 import openai
 import pytest
 
-from support import base_config
 from gateway_server import GatewayServer
 from modelpool.sim import Fault, FleetThread, expected_text
+from support import base_config
 
 MESSAGES = [{"role": "user", "content": "hello"}]
 

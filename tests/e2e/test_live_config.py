@@ -57,6 +57,7 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
 def config(ft: FleetThread, groups: list[dict] | None = None) -> dict:
     cfg = ft.to_config(state={"backend": "memory"}, server={"admin_token": ADMIN_TOKEN})
     cfg["pool"] = {"strategy": "priority"}
+    cfg["holidays"] = {"source": "bundled"}
     if groups is not None:
         cfg["pool"]["groups"] = groups
     return cfg

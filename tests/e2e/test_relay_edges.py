@@ -6,9 +6,9 @@ import time
 
 import httpx
 
-from support import base_config
 from gateway_server import ADMIN_TOKEN, GatewayServer
 from modelpool.sim import Fault, FleetSpec, FleetThread, SimModel, SimProvider
+from support import base_config
 
 MESSAGES = [{"role": "user", "content": "hello"}]
 

@@ -24,13 +24,17 @@ def store_for(
     *,
     fetch: Fetch | None = None,
     sleep: ManualSleep | None = None,
+    seed: bool = False,
 ) -> CalendarStore:
+    # Most tests prove the fetch/cache logic from an empty start, so the bundled snapshot is off unless
+    # a test is about it.
     return CalendarStore(
         default_cache_path(tmp_path),
         holidays,
         fetch=fetch,
         clock=clock or Clock(NOW),
         sleep=sleep or asyncio.sleep,
+        seed=seed,
     )
 
 
@@ -369,3 +373,14 @@ async def test_a_refresh_failure_keeps_the_loop_alive(tmp_path: Path, mirror: Ho
         assert store.status()["status"] == "synced"
     finally:
         await store.stop()
+
+
+def test_the_bundled_snapshot_seeds_a_first_run_without_network(tmp_path: Path) -> None:
+    """A fresh install offline still knows National Day; the snapshot is replaced by the first sync."""
+    store = store_for(tmp_path, HolidaysConfig(), seed=True)
+    store.load()
+    from datetime import date
+
+    assert store.calendar.holidays.get(date(2026, 10, 1))
+    assert date(2026, 9, 20) in store.calendar.makeup  # a 2026 make-up Sunday
+    assert not default_cache_path(tmp_path).exists()  # nothing written until a sync succeeds

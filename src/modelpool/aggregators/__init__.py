@@ -5,7 +5,8 @@ many inner providers. This package reads the aggregator's public endpoint stats,
 (median throughput first, with demotions), injects the order into the upstream body, reads the gateway's
 routing record back from the reply and explains what session affinity did.
 
-    stats.py          fetch + parse endpoint stats, `StatsCache` (stale-while-revalidate, back-off)
+    endpoints.py      the two endpoint-stats shapes → `EndpointStats`; stats URLs
+    stats.py          fetch endpoint stats, `StatsCache` (stale-while-revalidate, one fetch, back-off)
     ranking.py        `rank()` → `Ranking` (order, table, best speed)
     inject.py         `inject_order()` for the request body
     routing_record.py `find_routing()` → `RoutingRecord`; `ServedBy` per-session memory + affinity
@@ -24,21 +25,25 @@ from modelpool.aggregators.routing_record import (
     RoutingRecord,
     ServedBy,
     find_routing,
+    inner_cache_lifetime,
     parse_routing,
     routing_from_sse_data,
 )
 from modelpool.aggregators.service import AggregatorService
 from modelpool.aggregators.stats import (
+    AGGREGATOR_KINDS,
     EndpointStats,
     ModelStats,
     StatsCache,
     StatsUnavailable,
     fetch_endpoint_stats,
     parse_endpoints,
+    stats_root,
     stats_url,
 )
 
 __all__ = [
+    "AGGREGATOR_KINDS",
     "AffinityExplanation",
     "AggregatorService",
     "EndpointStats",
@@ -53,11 +58,13 @@ __all__ = [
     "fetch_endpoint_stats",
     "find_routing",
     "inject_order",
+    "inner_cache_lifetime",
     "is_first_party",
     "parse_endpoints",
     "parse_routing",
     "rank",
     "render_rank",
     "routing_from_sse_data",
+    "stats_root",
     "stats_url",
 ]

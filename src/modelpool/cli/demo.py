@@ -21,6 +21,7 @@ def demo_config(fleet: Any, token: str, port: int) -> dict[str, Any]:
     cfg: dict[str, Any] = fleet.to_config()
     cfg["server"] = {"host": "127.0.0.1", "port": port, "admin_token": token}
     cfg["state"] = {"backend": "memory"}
+    cfg["holidays"] = {"source": "bundled"}  # the demo makes no request beyond loopback
     cfg["pool"] = {"strategy": "fastest", "retry_backoff": "100ms", "cooldown": "10s"}
     # Demo timing: failures show up within seconds, not minutes.
     cfg["timeouts"] = {"first_byte": "5s", "idle": "10s"}

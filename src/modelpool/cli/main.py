@@ -158,6 +158,35 @@ def probe(
     run_probe(models or [], max_requests, timeout, url, token, config, json)
 
 
+@app.command()
+def period(
+    at: Annotated[str | None, typer.Option("--at", help="ISO 8601 moment (default: now).")] = None,
+    json: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Peak or idle at a moment, the next flip, and why. Works without a running gateway."""
+    from modelpool.cli.periods import run_period
+
+    run_period(at, json, config)
+
+
+@app.command()
+def calendar(
+    action: Annotated[str | None, typer.Argument(help="`sync` to refresh now.")] = None,
+    url: UrlOpt = None,
+    token: TokenOpt = None,
+    json: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Statutory calendar status for the current year; `calendar sync` refreshes it now."""
+    from modelpool.cli.periods import run_calendar
+
+    if action not in (None, "sync"):
+        typer.echo("usage: modelpool calendar [sync]", err=True)
+        raise typer.Exit(2)
+    run_calendar(action == "sync", url, token, json, config)
+
+
 @config_app.command("check")
 def config_check(
     file: Annotated[Path | None, typer.Argument(help="Config file to validate.")] = None,

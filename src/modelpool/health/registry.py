@@ -189,7 +189,11 @@ class HealthRegistry:
         except (TypeError, ValueError, OverflowError) as exc:
             log.warning("skipping malformed health record for %r: %s", key, exc)
             return None
-        if route.updated_at is None or now - route.updated_at >= ttl:
+        if route.updated_at is None:
+            return None
+        if now - route.updated_at >= ttl and route.rest_until <= now:
+            # Old history is forgotten, but never a rest still in force: a quota wall hit just after
+            # midnight lasts to the reset hour of the *next* day, which can be longer than the ttl.
             return None
         current = self._routes.get(key)
         if current is not None and (current.updated_at or 0.0) >= route.updated_at:

@@ -38,8 +38,11 @@ class UnknownSourceError(ValueError):
     pass
 
 
+BUNDLED = "bundled"  # the snapshot shipped with modelpool, never fetched (offline sites, the demo, tests)
+
+
 def fetching_enabled(holidays: HolidaysConfig) -> bool:
-    return holidays.sync and holidays.source.strip().lower() != "off"
+    return holidays.sync and holidays.source.strip().lower() not in ("off", BUNDLED)
 
 
 def sources_for(holidays: HolidaysConfig) -> list[Source]:

@@ -33,7 +33,9 @@ from modelpool.periods.calendar_data import (
     unpublished,
 )
 from modelpool.periods.policy import PeriodPolicy
+from modelpool.periods.seed import seed_years
 from modelpool.periods.sources import (
+    BUNDLED,
     Fetch,
     Source,
     UnknownSourceError,
@@ -72,8 +74,10 @@ class CalendarStore:
         clock: Clock = time.time,
         time_zone: str = "Asia/Shanghai",
         sleep: Sleep = asyncio.sleep,
+        seed: bool = True,
     ) -> None:
         self.cache_path = cache_path
+        self.seed = seed  # start from the bundled snapshot when there is no cache
         self._holidays = holidays
         self._zone = ZoneInfo(time_zone)
         self._fetch = fetch
@@ -123,6 +127,8 @@ class CalendarStore:
         except CacheError as exc:
             log.warning("holiday calendar cache ignored: %s", exc)
             self._state = CacheState(last_error=self._error(None, "cache", str(self.cache_path), str(exc)))
+        if not self._state.years and self.seed:
+            self._state.years = seed_years()  # until the first successful sync
         self._rebuild()
 
     async def start(self, *, wait: bool = False) -> None:
@@ -316,7 +322,8 @@ class CalendarStore:
 
     def _status_word(self, item: LoadedYear | None) -> str:
         if not fetching_enabled(self._holidays):
-            return "off"
+            # `source: bundled` uses the snapshot shipped with modelpool: routing has a calendar, no sync.
+            return "bundled" if self._holidays.sync and self._holidays.source.strip().lower() == BUNDLED else "off"
         if self._state.last_error is not None:
             return "failed"
         if item is None:

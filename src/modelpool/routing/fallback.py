@@ -36,7 +36,7 @@ def fallback_candidates(
     for pool in rt.catalog.pools.values():
         if pool.id == call.pool.id:
             continue
-        eligible, _ = planner._base(rt, pool)
+        eligible, _ = planner._base(rt, pool, now)
         healthy = [c for c in eligible if not planner._is_resting(c.key, now)]
         if not healthy:
             continue

@@ -7,7 +7,6 @@ is pure and synchronous: it reads in-memory state only, never the state backend.
 
 from __future__ import annotations
 
-import itertools
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -35,17 +34,20 @@ class Planner:
         self._is_resting = is_resting
         self.pins = pins or PinStore()
         self._rng = rng or random.Random()
-        self._cursors: dict[str, itertools.count[int]] = {}
+        self._cursors: dict[str, int] = {}  # round-robin: next start per pool
 
     def plan(self, rt: Runtime, call: Call, now: float | None = None) -> Plan:
         now = time.time() if now is None else now
         pool_cfg = rt.config.pool
         if call.forced_route is not None:
             return self._forced(rt, call)
-        base, skipped = self._base(rt, call.pool)
+        base, skipped = self._base(rt, call.pool, now)
         eligible = narrow_for_images(call, base, skipped)
         strategy = pool_cfg.strategy
-        candidates = self._order(rt, call, eligible, now)
+        # A call its sticky pin will serve does not use the strategy's pick, so it must not move the
+        # round-robin cursor: the rotation spreads conversations, and the next one starts on the next route.
+        advance = not self._pin_holds(rt, call, eligible, now)
+        candidates = self._order(rt, call, eligible, now, advance)
         candidates = self._sticky(rt, call, candidates, now)
         limit = 1 if (not pool_cfg.fallback or call.purpose) else pool_cfg.max_attempts
         for c in candidates[limit:]:
@@ -56,9 +58,12 @@ class Planner:
             candidates += fallback_candidates(self, rt, call, pool_cfg.model_fallback, room, now)
         return Plan(candidates, skipped, strategy)
 
-    def _order(self, rt: Runtime, call: Call, eligible: list[Candidate], now: float) -> list[Candidate]:
+    def _order(
+        self, rt: Runtime, call: Call, eligible: list[Candidate], now: float, advance: bool = True
+    ) -> list[Candidate]:
         """Steps 5–6 (the base order of step 4 is already applied), operator pin head, health gate."""
-        ordered = STRATEGIES[rt.config.pool.strategy](eligible, self._strategy_input(rt, call))
+        inp = self._strategy_input(rt, call, now, advance)
+        ordered = STRATEGIES[rt.config.pool.strategy](eligible, inp)
         candidates = [self._with_reason(c, why) for c, why in ordered]
         head = self.pins.operator(call.pool.id)
         for i, c in enumerate(candidates):
@@ -88,6 +93,15 @@ class Planner:
             return [c, *cands[:i], *cands[i + 1 :]]
         return cands
 
+    def _pin_holds(self, rt: Runtime, call: Call, eligible: list[Candidate], now: float) -> bool:
+        """Whether step 7 will put the session's pinned route first (same conditions as `_sticky`)."""
+        if not rt.config.pool.sticky or call.session_id is None or call.purpose:
+            return False
+        pin = self.pins.get(call.session_id, call.pool.id, now)
+        if pin is None or self._is_resting(pin.route, now):
+            return False
+        return any(c.key == pin.route for c in eligible)
+
     def _forced(self, rt: Runtime, call: Call) -> Plan:
         route = rt.catalog.routes[call.forced_route]  # type: ignore[index]
         cand = Candidate(route, rt.endpoints[route.provider_id], ["forced by x-modelpool-route"])
@@ -107,41 +121,43 @@ class Planner:
             eligible.append(Candidate(route, endpoint))
         return eligible, skipped
 
-    def _base(self, rt: Runtime, pool: Pool) -> tuple[list[Candidate], list[tuple[str, str]]]:
+    def _base(self, rt: Runtime, pool: Pool, now: float) -> tuple[list[Candidate], list[tuple[str, str]]]:
         """Steps 1 and 4 as fresh candidates. Both depend only on the config snapshot and the order in
-        force, so the work is memoised on the (immutable) runtime and each call only copies it."""
-        order = rt.provider_order()
-        memo_key = (pool.id, tuple(order))
+        force (which the period may switch), so the work is memoised on the (immutable) runtime per
+        order and each call only copies it."""
+        order, source = rt.provider_order(now)
+        memo_key = (pool.id, tuple(order), source)
         cached = rt.memo.get(memo_key)
         if cached is None:
             eligible, skipped = self._eligible(rt, pool.routes)
-            ordered = self._base_order(order, eligible)
+            ordered = self._base_order(order, source, eligible)
             cached = ([(c.route, c.endpoint, tuple(c.reasons)) for c in ordered], skipped)
             rt.memo[memo_key] = cached
         rows, skipped = cached
         return [Candidate(r, e, list(why)) for r, e, why in rows], list(skipped)
 
     @staticmethod
-    def _base_order(order: list[str], cands: list[Candidate]) -> list[Candidate]:
+    def _base_order(order: list[str], source: str, cands: list[Candidate]) -> list[Candidate]:
         """Partial lists are valid: listed providers first, the rest in registration order."""
         rank = {pid: i for i, pid in enumerate(order)}
         unlisted = len(order)
         ordered = sorted(cands, key=lambda c: (rank.get(c.route.provider_id, unlisted), c.route.registration))
         for c in ordered:
             pos = rank.get(c.route.provider_id)
-            c.reasons.append(
-                f"provider order #{pos + 1}" if pos is not None else "unlisted: registration order"
-            )
+            c.reasons.append(f"{source} #{pos + 1}" if pos is not None else "unlisted: registration order")
         return ordered
 
-    def _strategy_input(self, rt: Runtime, call: Call) -> StrategyInput:
+    def _strategy_input(
+        self, rt: Runtime, call: Call, now: float | None = None, advance: bool = True
+    ) -> StrategyInput:
         pool_cfg = rt.config.pool
+        peak = pool_cfg.strategy == "cheapest" and rt.policy().is_peak(now)  # cost hints per period
         return StrategyInput(
             measurements=self._measurements,
             weights=lambda c: rt.weight(c.route.provider_id),
-            cost=lambda c: rt.cost(c.route.provider_id),
+            cost=lambda c: rt.cost(c.route.provider_id, peak=peak),
             prior_tps=lambda c: None,  # aggregator stats prior lands with the fastcel issue
-            cursor=self._next_cursor,
+            cursor=self._next_cursor if advance else self._peek_cursor,
             pool_id=call.pool.id,
             requested=call.requested_model,
             score_weights=(pool_cfg.score_weights.connectivity, pool_cfg.score_weights.speed),
@@ -150,10 +166,12 @@ class Planner:
         )
 
     def _next_cursor(self, pool_id: str) -> int:
-        counter = self._cursors.get(pool_id)
-        if counter is None:
-            counter = self._cursors[pool_id] = itertools.count()
-        return next(counter)
+        value = self._cursors.get(pool_id, 0)
+        self._cursors[pool_id] = value + 1
+        return value
+
+    def _peek_cursor(self, pool_id: str) -> int:
+        return self._cursors.get(pool_id, 0)
 
     @staticmethod
     def _with_reason(c: Candidate, why: str) -> Candidate:

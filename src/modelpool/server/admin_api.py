@@ -90,6 +90,30 @@ async def discover(gw: Gateway, request: Request) -> Response:
     return json_response({"ok": True, "errors": gw.discovery.errors})
 
 
+async def calendar(gw: Gateway, request: Request) -> Response:
+    from modelpool.periods import calendar_report
+
+    return json_response(calendar_report(gw.calendar))
+
+
+async def calendar_sync(gw: Gateway, request: Request) -> Response:
+    from modelpool.periods import calendar_report
+
+    await gw.calendar.sync(force=True)
+    gw.runtime.memo.clear()  # base orders memoised under the old calendar's period
+    return json_response(calendar_report(gw.calendar))
+
+
+async def period(gw: Gateway, request: Request) -> Response:
+    from datetime import UTC, datetime
+
+    from modelpool.periods import period_report
+
+    at = request.query_params.get("at")
+    when = datetime.fromisoformat(at) if at else datetime.fromtimestamp(gw.clock(), UTC)
+    return json_response(period_report(gw.runtime.policy(), when))
+
+
 def admin_routes() -> list[Route]:
     from modelpool.server.admin_live import live_routes
 
@@ -101,4 +125,7 @@ def admin_routes() -> list[Route]:
         Route("/admin/settings", guard(settings_get), methods=["GET"]),
         Route("/admin/settings", guard(settings_patch), methods=["PATCH"]),
         Route("/admin/discover", guard(discover), methods=["POST"]),
+        Route("/admin/calendar", guard(calendar), methods=["GET"]),
+        Route("/admin/calendar/sync", guard(calendar_sync), methods=["POST"]),
+        Route("/admin/period", guard(period), methods=["GET"]),
     ]

@@ -5,6 +5,7 @@ Built on demand from the runtime snapshot and the health registry; never contain
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from modelpool import __version__
@@ -92,7 +93,11 @@ def status_report(gw: Gateway) -> dict[str, Any]:
         {"key": s.key, "value": s.value, "layer": s.layer}
         for s in effective_settings(gw.loaded.file_layer, gw.dashboard_layer)
     ]
+    from modelpool.periods import calendar_report, period_report
+
     return {
+        "period": period_report(rt.policy(), datetime.fromtimestamp(now, UTC)),
+        "calendar": calendar_report(gw.calendar),
         "version": __version__,
         "enabled": True,
         "config_path": str(gw.loaded.path) if gw.loaded.path else None,

@@ -90,6 +90,7 @@ class HealthSink(Protocol):
 
     def success(self, route_key: str, result: AttemptResult) -> None: ...
     def failure(self, route_key: str, failure: AttemptFailure) -> None: ...
+    def is_resting(self, route_key: str) -> bool: ...
 
 
 Attempt = Callable[[Candidate], Awaitable[AttemptResult]]
@@ -125,7 +126,12 @@ class Walker:
         """Walk the candidates until one attempt succeeds; raise `WalkFailed` when none did."""
         no_failover = bool(self.call.purpose) or self.call.forced_route is not None
         last: AttemptFailure | None = None
-        for cand in self.plan.candidates:
+        pending = list(self.plan.candidates)
+        while pending:
+            cand = pending.pop(0)
+            if last is not None and self._rested_since_plan(cand, pending):
+                pending.append(cand)
+                continue
             if last is not None:
                 if not await self._may_switch(cand, last):
                     break  # the user kept the current model: the call ends with the original error
@@ -139,6 +145,13 @@ class Walker:
             if no_failover:
                 break
         raise self._failed()
+
+    def _rested_since_plan(self, cand: Candidate, pending: list[Candidate]) -> bool:
+        """The health gate again at switch time (SPEC §3.1 step 6): a route that began to rest while this
+        walk was under way — another call hit its quota wall — goes behind the routes still healthy."""
+        if not self.health.is_resting(cand.key):
+            return False
+        return any(not self.health.is_resting(c.key) for c in pending)
 
     async def _try_route(self, cand: Candidate, attempt: Attempt, retries: int) -> AttemptFailure | None:
         """Attempts on one route: retries while the failure is retryable; None when one succeeded."""

@@ -27,6 +27,9 @@ class GatewaySink:
     def success(self, route_key: str, result: AttemptResult) -> None:
         self._reg.record_success(route_key, result.ttft, result.tokens_per_s)
 
+    def is_resting(self, route_key: str) -> bool:
+        return self._reg.is_resting(route_key, self._clock())
+
     def failure(self, route_key: str, failure: AttemptFailure) -> None:
         horizon = self._reg.record_failure(
             route_key, failure.kind, failure.message, retry_after=failure.retry_after, status=failure.status
