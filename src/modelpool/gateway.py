@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from modelpool.aggregators import AggregatorService, RoutingRecord
 from modelpool.catalog import UnknownModel, build_catalog
 from modelpool.config import (
     ConfigError,
@@ -31,7 +32,7 @@ from modelpool.health.registry import HealthRegistry
 from modelpool.periods import CalendarStore, default_cache_path
 from modelpool.protocols import openai_chat as oc
 from modelpool.protocols.errors import ClientError
-from modelpool.routing.call import Call
+from modelpool.routing.call import Call, Candidate
 from modelpool.routing.measurements import RegistryMeasurements
 from modelpool.routing.planner import Planner
 from modelpool.routing.session import session_id
@@ -87,7 +88,12 @@ class Gateway:
             persist=lambda key, value: self.state.put("pins", key, value),
             forget=lambda key: self.state.delete("pins", key),
         )
-        self.planner = Planner(RegistryMeasurements(self.health), self.health.is_resting, self.pins)
+        self.aggregators = AggregatorService(
+            lambda: self.client.session, lambda: self.runtime.config.gateway_ranking, clock=clock
+        )
+        self.planner = Planner(
+            RegistryMeasurements(self.health), self.health.is_resting, self.pins, prior_tps=self._prior_tps
+        )
         self.events = EventBus()
         self.sessions = SessionLog()
         self.questions = QuestionBoard(self.events)
@@ -154,6 +160,7 @@ class Gateway:
             await self._watcher.stop()
             self._watcher = None
         await self.calendar.stop()
+        await self.aggregators.close()
         await self.client.close()
         await self.state.close()
         self.started = False
@@ -290,12 +297,29 @@ class Gateway:
         self.last_plans[call.session_id or ""] = plan
         return walker
 
-    def finish(self, call: Call, walker: Walker) -> None:
+    # ---- aggregators (SPEC §3.4, §6) -------------------------------------------------------------
+
+    def inner_order(self, call: Call, cand: Candidate) -> list[str] | None:
+        """The aggregator's inner providers fastest first, or None (ranking off / stats unavailable)."""
+        ep = cand.endpoint
+        return self.aggregators.order_for(
+            ep.kind, ep.root, ep.api_key, cand.route.model_id, call.has_tools, call.est_tokens
+        )
+
+    def _prior_tps(self, cand: Candidate) -> float | None:
+        ep = cand.endpoint
+        if not ep.aggregator:
+            return None
+        return self.aggregators.prior_tps(ep.kind, cand.route.model_id, ep.root, ep.api_key)
+
+    def finish(self, call: Call, walker: Walker, routing: RoutingRecord | None = None) -> None:
         """The answer's terminal event was produced: adopt the route as the session's pin and record the
-        live route. Purpose calls never touch either (SPEC §3.6)."""
+        live route and the aggregator's routing record. Purpose calls never touch these (SPEC §3.6)."""
         served = walker.served
         if served is None or call.purpose or call.session_id is None:
             return
+        if routing is not None:
+            self.aggregators.observe(call.session_id, routing, model=served.route.model_id)
         rt = self.runtime
         if rt.config.pool.sticky and call.forced_route is None:
             self.pins.set(
@@ -323,9 +347,9 @@ class Gateway:
         req = oc.parse_request(orjson.dumps({**request, "stream": False}))
         call = self.prepare("openai", req, headers)
         walker = self.walker(call)
-        relay = OpenAIOnceRelay(call, self.client)
+        relay = OpenAIOnceRelay(call, self.client, self.inner_order)
         await walker.run(relay.attempt)
-        self.finish(call, walker)
+        self.finish(call, walker, relay.routing)
         result: dict[str, Any] = orjson.loads(relay.final_body(walker.state))
         result["modelpool"] = walker.state.metadata()
         return result
@@ -342,7 +366,7 @@ class Gateway:
         async def start(_status: int, _headers: list[tuple[bytes, bytes]]) -> None:
             return None
 
-        relay = OpenAIStreamRelay(call, self.client, walker.state, start, queue.put)
+        relay = OpenAIStreamRelay(call, self.client, walker.state, start, queue.put, self.inner_order)
         task = asyncio.create_task(walker.run(relay.attempt))
         task.add_done_callback(lambda _t: queue.put_nowait(None))
         from modelpool.protocols.sse import SSEParser
@@ -358,7 +382,7 @@ class Gateway:
                         raise RuntimeError(obj["error"].get("message", "stream failed"))
                     yield obj
             await task  # re-raises WalkFailed
-            self.finish(call, walker)
+            self.finish(call, walker, relay.routing)
         finally:
             if not task.done():
                 task.cancel()

@@ -159,6 +159,26 @@ def probe(
 
 
 @app.command()
+def rank(
+    model: Annotated[
+        str, typer.Argument(help="Aggregator model (e.g. deepseek/deepseek-v4.1-flash-1017) or pool.")
+    ],
+    refresh: Annotated[
+        bool, typer.Option("--refresh", help="Drop cached stats and fetch them again.")
+    ] = False,
+    session: Annotated[str | None, typer.Option(help="Served-by line for this session.")] = None,
+    url: UrlOpt = None,
+    token: TokenOpt = None,
+    json: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """The aggregator's inner providers, fastest first, with the served-by line for the latest session."""
+    from modelpool.cli.rank import run_rank
+
+    run_rank(model, refresh, session, url, token, json, config)
+
+
+@app.command()
 def period(
     at: Annotated[str | None, typer.Option("--at", help="ISO 8601 moment (default: now).")] = None,
     json: JsonOpt = False,

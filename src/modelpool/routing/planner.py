@@ -29,7 +29,10 @@ class Planner:
         is_resting: Callable[[str, float], bool],
         pins: PinStore | None = None,
         rng: random.Random | None = None,
+        prior_tps: Callable[[Candidate], float | None] | None = None,
     ) -> None:
+        # Published speed of a route (an aggregator's best inner provider), a prior for speed strategies.
+        self._prior_tps = prior_tps or (lambda c: None)
         self._measurements = measurements
         self._is_resting = is_resting
         self.pins = pins or PinStore()
@@ -156,7 +159,7 @@ class Planner:
             measurements=self._measurements,
             weights=lambda c: rt.weight(c.route.provider_id),
             cost=lambda c: rt.cost(c.route.provider_id, peak=peak),
-            prior_tps=lambda c: None,  # aggregator stats prior lands with the fastcel issue
+            prior_tps=self._prior_tps,
             cursor=self._next_cursor if advance else self._peek_cursor,
             pool_id=call.pool.id,
             requested=call.requested_model,

@@ -116,9 +116,11 @@ async def period(gw: Gateway, request: Request) -> Response:
 
 def admin_routes() -> list[Route]:
     from modelpool.server.admin_live import live_routes
+    from modelpool.server.admin_ranking import ranking_routes
 
     return [
         *live_routes(),
+        *ranking_routes(),
         Route("/admin/status", guard(status), methods=["GET"]),
         Route("/admin/pools", guard(pools), methods=["GET"]),
         Route("/admin/health/reset", guard(health_reset), methods=["POST"]),

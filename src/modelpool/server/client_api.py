@@ -59,7 +59,7 @@ async def chat_completions(gw: Gateway, scope: Scope, receive: Receive, send: Se
 
 async def _once(gw: Gateway, call: Call, send: Send, watch: DisconnectWatch) -> None:
     walker = gw.walker(call)
-    relay = OpenAIOnceRelay(call, gw.client)
+    relay = OpenAIOnceRelay(call, gw.client, gw.inner_order)
     try:
         await walker.run(relay.attempt)
     except WalkFailed as err:
@@ -67,7 +67,7 @@ async def _once(gw: Gateway, call: Call, send: Send, watch: DisconnectWatch) -> 
         await send_bytes(send, err.status, oc.walk_failed_body(err))
         return
     watch.finish()
-    gw.finish(call, walker)
+    gw.finish(call, walker, relay.routing)
     await send_bytes(send, 200, relay.final_body(walker.state), walker.state.headers())
 
 
@@ -80,7 +80,7 @@ async def _stream(gw: Gateway, call: Call, send: Send, watch: DisconnectWatch) -
     async def emit(data: bytes) -> None:
         await send({"type": "http.response.body", "body": data, "more_body": True})
 
-    relay = OpenAIStreamRelay(call, gw.client, walker.state, start, emit)
+    relay = OpenAIStreamRelay(call, gw.client, walker.state, start, emit, gw.inner_order)
     t0 = time.monotonic()
     try:
         await walker.run(relay.attempt)
@@ -97,6 +97,8 @@ async def _stream(gw: Gateway, call: Call, send: Send, watch: DisconnectWatch) -
         log.warning(
             "stream of %s cut after content on %s: %s", call.pool.id, walker.state.metadata()["route"], exc
         )
+    else:
+        gw.finish(call, walker, relay.routing)
     watch.finish()
     await send({"type": "http.response.body", "body": b"", "more_body": False})
     log.debug(

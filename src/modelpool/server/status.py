@@ -98,6 +98,7 @@ def status_report(gw: Gateway) -> dict[str, Any]:
     return {
         "period": period_report(rt.policy(), datetime.fromtimestamp(now, UTC)),
         "calendar": calendar_report(gw.calendar),
+        "aggregators": gw.aggregators.status(),
         "version": __version__,
         "enabled": True,
         "config_path": str(gw.loaded.path) if gw.loaded.path else None,

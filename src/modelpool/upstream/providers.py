@@ -8,7 +8,7 @@ we add `/v1` only when the URL does not already end in a version segment.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from modelpool.config.schema import ProviderConfig
 
@@ -32,8 +32,13 @@ class ProviderEndpoint:
     kind: str
     name: str
     root: str
-    headers: tuple[tuple[str, str], ...]  # auth + configured extra headers
+    headers: tuple[tuple[str, str], ...] = field(repr=False)  # auth + configured extra headers
     has_key: bool
+    api_key: str | None = field(default=None, repr=False)  # aggregators' stats calls; never logged
+
+    @property
+    def aggregator(self) -> bool:
+        return self.kind in ("vercel", "openrouter")
 
     @property
     def speaks_anthropic(self) -> bool:
@@ -77,4 +82,5 @@ def build_endpoint(provider: ProviderConfig, api_key: str | None) -> ProviderEnd
         root=api_root(provider.base_url),
         headers=tuple(headers),
         has_key=bool(api_key),
+        api_key=api_key,
     )

@@ -16,6 +16,7 @@ from typing import Any
 import aiohttp
 import orjson
 
+from modelpool.aggregators import RoutingRecord, find_routing, inject_order
 from modelpool.health.classify import FailureKind, classify
 from modelpool.protocols import openai_chat as oc
 from modelpool.protocols.sse import SSEParser
@@ -32,11 +33,21 @@ SSE_HEADERS = [
     (b"x-accel-buffering", b"no"),
 ]
 JSON_HEADERS = [(b"content-type", b"application/json")]
+DRAIN_TIMEOUT = 0.25
 
 
-def upstream_body(call: Call, cand: Candidate) -> bytes:
+Order = Callable[[Call, Candidate], list[str] | None]
+
+
+def upstream_body(call: Call, cand: Candidate, order: Order | None = None) -> bytes:
     body = dict(call.body)
     body["model"] = cand.route.model_id
+    if order is not None and cand.endpoint.aggregator:
+        # fastcel: the inner providers fastest first (SPEC §6); a body that carries its own routing, or
+        # stats that are unavailable, leave the request as the client sent it.
+        inner = order(call, cand)
+        if inner:
+            body = inject_order(body, cand.endpoint.kind, inner) or body
     return orjson.dumps(body)
 
 
@@ -44,11 +55,19 @@ class OpenAIStreamRelay:
     """One instance per client call; `attempt` is called once per upstream attempt by the walker."""
 
     def __init__(
-        self, call: Call, client: UpstreamClient, state: WalkState, start: Start, emit: Emit
+        self,
+        call: Call,
+        client: UpstreamClient,
+        state: WalkState,
+        start: Start,
+        emit: Emit,
+        order: Order | None = None,
     ) -> None:
         self.call = call
         self.client = client
         self.state = state
+        self._order = order
+        self.routing: RoutingRecord | None = None  # the aggregator's record of who served
         self._start = start
         self._emit = emit
         self.started = False  # response headers sent
@@ -59,21 +78,25 @@ class OpenAIStreamRelay:
         t0 = time.monotonic()
         resp = await self._open(cand)
         try:
-            return await self._relay(resp, t0)
+            result = await self._relay(resp, t0)
         except AttemptFailure as failure:
+            resp.close()
             if self.committed:
                 await self._emit(oc.stream_error_event(cand.endpoint.redact(failure.message)))
                 raise CommittedFailure(failure) from None
             raise
-        finally:
+        except BaseException:
             resp.close()  # closes the connection at once: a cancelled call stops the upstream too
+            raise
+        await _drain(resp)
+        return result
 
     async def _open(self, cand: Candidate) -> aiohttp.ClientResponse:
         timeouts = self.client.timeouts
         try:
             async with asyncio.timeout(timeouts.first_byte):
                 return await self.client.post(
-                    cand.endpoint.chat_url, cand.endpoint.headers, upstream_body(self.call, cand)
+                    cand.endpoint.chat_url, cand.endpoint.headers, upstream_body(self.call, cand, self._order)
                 )
         except TimeoutError:
             raise AttemptFailure(FailureKind.NETWORK, "timeout waiting for the upstream response") from None
@@ -82,32 +105,42 @@ class OpenAIStreamRelay:
         parser = SSEParser()
         held: list[bytes] = []  # markup before the first meaningful event
         tail: list[oc.ChunkInfo] = []  # final/usage chunks waiting for [DONE]
+        # Everything one upstream read yields goes out in one write: a socket write per event cost more
+        # CPU than the rest of the relay (measured in bench/RESULTS.md).
+        out: list[bytes] = []
         first_at: float | None = None
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.client.timeouts.first_byte
+        deadline = asyncio.get_running_loop().time() + self.client.timeouts.first_byte
         reader = resp.content
-        while True:
-            data = await self._read(reader, deadline if first_at is None else None)
-            events = parser.feed(data) if data else parser.close()
-            for ev in events:
-                if ev.is_done:
-                    await self._finish(held, tail)
-                    return self._result(t0, first_at)
-                raw, info = ev.raw, None
-                if self.committed and any(m in ev.data for m in oc.NOT_FINAL_MARKERS):
-                    await self._emit(raw)  # post-commit fast path: no JSON parse
-                    continue
-                info = oc.inspect(ev.data)
-                if info.error is not None:
-                    raise self._stream_failure(info.error)
-                if info.final and not info.content:
-                    tail.append(info)
-                    continue
-                if info.meaningful and first_at is None:
-                    first_at = time.monotonic()
-                await self._forward(raw, info, held)
-            if not data:
-                raise AttemptFailure(FailureKind.NETWORK, "upstream stream ended without [DONE]")
+        try:
+            while True:
+                data = await self._read(reader, deadline if first_at is None else None)
+                for ev in parser.feed(data) if data else parser.close():
+                    if ev.is_done:
+                        await self._finish(held, tail, out)
+                        return self._result(t0, first_at)
+                    if self.committed and any(m in ev.data for m in oc.NOT_FINAL_MARKERS):
+                        out.append(ev.raw)  # post-commit fast path: no JSON parse
+                        continue
+                    info = oc.inspect(ev.data)
+                    if info.error is not None:
+                        raise self._stream_failure(info.error)
+                    if info.final and not info.content:
+                        tail.append(info)
+                        continue
+                    if info.meaningful and first_at is None:
+                        first_at = time.monotonic()
+                    await self._forward(ev.raw, info, held, out)
+                if not data:
+                    raise AttemptFailure(FailureKind.NETWORK, "upstream stream ended without [DONE]")
+                await self._flush(out)
+        finally:
+            await self._flush(out)  # content that arrived before a failure still reaches the client
+
+    async def _flush(self, out: list[bytes]) -> None:
+        if out:
+            data = out[0] if len(out) == 1 else b"".join(out)
+            out.clear()
+            await self._emit(data)
 
     async def _read(self, reader: aiohttp.StreamReader, deadline: float | None) -> bytes:
         try:
@@ -122,41 +155,39 @@ class OpenAIStreamRelay:
         except (aiohttp.ClientError, ConnectionError) as exc:
             raise AttemptFailure(FailureKind.NETWORK, f"stream broken: {type(exc).__name__}: {exc}") from None
 
-    async def _forward(self, raw: bytes, info: oc.ChunkInfo, held: list[bytes]) -> None:
+    async def _forward(self, raw: bytes, info: oc.ChunkInfo, held: list[bytes], out: list[bytes]) -> None:
         if not info.meaningful:
-            if self.started:
-                await self._emit(raw)
-            else:
-                held.append(raw)
+            (out if self.started else held).append(raw)
             return
         await self._ensure_started()
         if held:
-            await self._emit(b"".join(held))
+            out.extend(held)
             held.clear()
         if info.content and not self.committed:
             self.committed = True
             notice = self.state.notice()
             if notice is not None:
-                await self._emit(oc.content_chunk(info.obj, notice))
-        await self._emit(raw)
+                out.append(oc.content_chunk(info.obj, notice))
+        out.append(raw)
 
     async def _ensure_started(self) -> None:
         if not self.started:
             self.started = True
             await self._start(200, SSE_HEADERS + self.state.headers())
 
-    async def _finish(self, held: list[bytes], tail: list[oc.ChunkInfo]) -> None:
+    async def _finish(self, held: list[bytes], tail: list[oc.ChunkInfo], out: list[bytes]) -> None:
         await self._ensure_started()
         self.committed = True
-        out = b"".join(held)
+        out.extend(held)
         for i, info in enumerate(tail):
             if info.usage:
                 self.usage = info.usage
+            self.routing = find_routing(info.obj) or self.routing  # read only: the bytes stay as sent
             if i == len(tail) - 1:
-                out += oc.with_metadata(info.obj, self.state.metadata())
+                out.append(oc.with_metadata(info.obj, self.state.metadata()))
             else:
-                out += b"data: " + orjson.dumps(info.obj) + b"\n\n"
-        await self._emit(out + b"data: [DONE]\n\n")
+                out.append(b"data: " + orjson.dumps(info.obj) + b"\n\n")
+        out.append(b"data: [DONE]\n\n")
 
     def _stream_failure(self, error: Any) -> AttemptFailure:
         message = error.get("message") if isinstance(error, dict) else None
@@ -181,12 +212,30 @@ class OpenAIStreamRelay:
         return AttemptResult(ttft=ttft, tokens_per_s=tps)
 
 
+async def _drain(resp: aiohttp.ClientResponse) -> None:
+    """After `[DONE]`, read the (usually empty) rest of the body so the connection goes back to the pool.
+
+    Closing instead would throw the connection away whenever the chunked-encoding end marker had not
+    arrived yet — a new TCP/TLS handshake on the next call. A body that does not end promptly is closed.
+    """
+    try:
+        async with asyncio.timeout(DRAIN_TIMEOUT):
+            while await resp.content.readany():
+                pass
+    except (TimeoutError, aiohttp.ClientError, ConnectionError):
+        resp.close()
+        return
+    resp.release()
+
+
 class OpenAIOnceRelay:
     """Non-streaming: the answer is read whole, so every failure is before the commit point."""
 
-    def __init__(self, call: Call, client: UpstreamClient) -> None:
+    def __init__(self, call: Call, client: UpstreamClient, order: Order | None = None) -> None:
         self.call = call
         self.client = client
+        self._order = order
+        self.routing: RoutingRecord | None = None
         self.body: bytes = b""
         self.obj: Any = None
 
@@ -202,7 +251,7 @@ class OpenAIOnceRelay:
         try:
             async with asyncio.timeout(self.client.timeouts.response):
                 resp = await self.client.post(
-                    cand.endpoint.chat_url, cand.endpoint.headers, upstream_body(self.call, cand)
+                    cand.endpoint.chat_url, cand.endpoint.headers, upstream_body(self.call, cand, self._order)
                 )
                 try:
                     body = await resp.read()
@@ -217,6 +266,7 @@ class OpenAIOnceRelay:
             raise self._bad_body(obj, body)
         self.body = body
         self.obj = obj
+        self.routing = find_routing(obj)
         elapsed = time.monotonic() - t0
         tokens = (obj.get("usage") or {}).get("completion_tokens") if isinstance(obj, dict) else None
         tps = tokens / elapsed if isinstance(tokens, int) and tokens > 1 and elapsed > 0 else None
