@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import httpx
 import openai
 import pytest
-from gateway_server import ADMIN_TOKEN, GatewayServer
 
+from gateway_server import ADMIN_TOKEN, GatewayServer
 from modelpool.sim import FleetThread, demo_fleet
 
 MODEL = "deepseek/deepseek-v4.1-flash-1017"
