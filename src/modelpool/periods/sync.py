@@ -323,7 +323,11 @@ class CalendarStore:
     def _status_word(self, item: LoadedYear | None) -> str:
         if not fetching_enabled(self._holidays):
             # `source: bundled` uses the snapshot shipped with modelpool: routing has a calendar, no sync.
-            return "bundled" if self._holidays.sync and self._holidays.source.strip().lower() == BUNDLED else "off"
+            return (
+                "bundled"
+                if self._holidays.sync and self._holidays.source.strip().lower() == BUNDLED
+                else "off"
+            )
         if self._state.last_error is not None:
             return "failed"
         if item is None:
