@@ -8,6 +8,7 @@ is printed when a child fails to come up, because a silent readiness timeout is 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -190,12 +191,52 @@ def provider_base_url(sim_config: dict[str, Any], provider_id: str) -> str:
     raise KeyError(f"the sim fleet has no provider {provider_id!r}")
 
 
+def provider_root_url(sim_config: dict[str, Any], provider_id: str) -> str:
+    """The provider's root (no `/v1`): where the sim's control surface `/_sim/*` lives."""
+    for p in sim_config["providers"]:
+        if p["id"] == provider_id:
+            return str(p["base_url"]).rstrip("/").removesuffix("/v1")
+    raise KeyError(f"the sim fleet has no provider {provider_id!r}")
+
+
+def set_sim_faults(root_url: str, faults: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Replace a sim provider's scripted faults (`[]` clears them); returns the faults now in force."""
+    req = urllib.request.Request(
+        f"{root_url}/_sim/faults",
+        data=json.dumps(faults).encode(),
+        headers={"content-type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(req, timeout=5) as resp:
+        reply = json.loads(resp.read())
+    if not reply.get("ok"):
+        raise RuntimeError(f"{root_url}/_sim/faults refused the fault list: {reply}")
+    return list(reply.get("faults", []))
+
+
+def http_json(url: str, token: str | None = None, timeout: float = 10.0) -> Any:
+    """GET a JSON document (admin API with `token` as bearer, the sim's control surface without)."""
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout) as resp:
+        return json.loads(resp.read())
+
+
 # ---- the gateway --------------------------------------------------------------------------------------
 
 
-def gateway_config(sim_config: dict[str, Any], strategy: str, sticky: bool = True) -> dict[str, Any]:
+def gateway_config(
+    sim_config: dict[str, Any],
+    strategy: str,
+    sticky: bool = True,
+    *,
+    providers: list[str] | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The sim's providers plus what a benchmark needs fixed: memory state (no sqlite writes behind the
-    calls), a known admin token, the bench client key, loopback only."""
+    calls), a known admin token, the bench client key, loopback only.
+
+    `providers` keeps only those sim providers (in that order); `overrides` replaces whole top-level
+    sections last (e.g. `{"holidays": {"source": "bundled"}}`)."""
     config: dict[str, Any] = {
         "server": {"host": "127.0.0.1", "admin_token": ADMIN_TOKEN, "api_keys": [CLIENT_KEY]},
         "state": {"backend": "memory"},
@@ -209,14 +250,28 @@ def gateway_config(sim_config: dict[str, Any], strategy: str, sticky: bool = Tru
     if "holidays" in Config.model_fields:
         # Loopback only: the holiday calendar would otherwise be fetched from the internet at start-up.
         config["holidays"] = {"sync": False}
+    if providers is not None:
+        by_id = {p["id"]: p for p in config["providers"]}
+        missing = [pid for pid in providers if pid not in by_id]
+        if missing:
+            raise KeyError(f"the sim fleet has no provider(s) {missing}; it has {sorted(by_id)}")
+        config["providers"] = [by_id[pid] for pid in providers]
+    config.update(overrides or {})
     return config
 
 
 def start_gateway(
-    children: Children, sim_config: dict[str, Any], strategy: str, sticky: bool = True
+    children: Children,
+    sim_config: dict[str, Any],
+    strategy: str,
+    sticky: bool = True,
+    *,
+    providers: list[str] | None = None,
+    overrides: dict[str, Any] | None = None,
 ) -> Child:
+    config = gateway_config(sim_config, strategy, sticky, providers=providers, overrides=overrides)
     config_path = children.workdir / "gateway.yaml"
-    config_path.write_text(yaml.safe_dump(gateway_config(sim_config, strategy, sticky), sort_keys=False))
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
     port = free_port()
     exe = shutil.which("modelpool")
     head = [exe] if exe else [sys.executable, "-m", "modelpool.cli.main"]

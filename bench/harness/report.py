@@ -132,6 +132,16 @@ def _plain(head: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def plain_table(head: list[str], rows: list[list[str]]) -> str:
+    """A left/right-aligned text table (first column left), as the scripts print it."""
+    return _plain(head, rows)
+
+
+def md_table(head: list[str], rows: list[list[str]]) -> str:
+    """The same table in markdown, numeric columns right-aligned."""
+    return _md(head, rows)
+
+
 def _md(head: list[str], rows: list[list[str]]) -> str:
     lines = [
         "| " + " | ".join(head) + " |",
@@ -146,6 +156,17 @@ def _md(head: list[str], rows: list[list[str]]) -> str:
 
 def _loads(values: list[float] | None) -> str:
     return " / ".join(str(x) for x in values) if values else "?"
+
+
+def machine_lines(doc: dict[str, Any]) -> list[str]:
+    """The `- machine:` and `- software:` lines of a RESULTS.md block."""
+    m = doc["machine"]
+    return [
+        f"- machine: {m['nproc']} CPUs ({m['cpu_model']}), {m['platform']}, load average "
+        f"{_loads(m.get('loadavg_at_start'))} at start, {_loads(m.get('loadavg_at_end'))} at end",
+        f"- software: Python {m['python']}, modelpool {m['modelpool']} (git {m['git']}), "
+        f"aiohttp {m['aiohttp']}, uvicorn {m['uvicorn']}, uvloop {m['uvloop']}",
+    ]
 
 
 def markdown_block(doc: dict[str, Any], tables: list[str]) -> str:
