@@ -145,6 +145,7 @@ class Gateway:
         self.pins.load(await self.state.load("pins"), self.clock())
         self.dashboard_layer = await self.state.load("dashboard")
         await self._apply(self.loaded, rediscover=True)
+        self._warm_aggregators()
         await self.calendar.start()
         if watch and self.loaded.path is not None:
             from modelpool.config import ConfigWatcher
@@ -195,6 +196,7 @@ class Gateway:
     async def _on_config_change(self, loaded: LoadedConfig) -> None:
         try:
             await self._apply(loaded, rediscover=True)
+            self._warm_aggregators()
             log.info("config reloaded from %s (version %d)", loaded.path, self.runtime.version)
         except ConfigError as err:
             self._on_config_error(err)
@@ -305,6 +307,15 @@ class Gateway:
         return self.aggregators.order_for(
             ep.kind, ep.root, ep.api_key, cand.route.model_id, call.has_tools, call.est_tokens
         )
+
+    def _warm_aggregators(self) -> None:
+        """Start fetching every aggregator route's endpoint stats now (in the background), so the first
+        conversation is ranked too: a call never waits for stats (SPEC §6), it would go out unranked."""
+        rt = self.runtime
+        for route in rt.catalog.routes.values():
+            ep = rt.endpoints.get(route.provider_id)
+            if ep is not None and ep.aggregator and rt.catalog.route_status(route)[0]:
+                self.aggregators.prior_tps(ep.kind, route.model_id, ep.root, ep.api_key)
 
     def _prior_tps(self, cand: Candidate) -> float | None:
         ep = cand.endpoint

@@ -39,6 +39,15 @@ DRAIN_TIMEOUT = 0.25
 Order = Callable[[Call, Candidate], list[str] | None]
 
 
+def upstream_headers(call: Call, cand: Candidate) -> tuple[tuple[str, str], ...]:
+    """The provider's auth headers; aggregators also get the conversation's id so their own session
+    affinity follows conversations rather than a fingerprint of the first message (two subagents opening
+    with the same prompt would otherwise share one aggregator pin)."""
+    if cand.endpoint.aggregator and call.session_id and not call.session_id.startswith("fp-"):
+        return (*cand.endpoint.headers, ("x-session-id", call.session_id))
+    return cand.endpoint.headers
+
+
 def upstream_body(call: Call, cand: Candidate, order: Order | None = None) -> bytes:
     body = dict(call.body)
     body["model"] = cand.route.model_id
@@ -96,7 +105,9 @@ class OpenAIStreamRelay:
         try:
             async with asyncio.timeout(timeouts.first_byte):
                 return await self.client.post(
-                    cand.endpoint.chat_url, cand.endpoint.headers, upstream_body(self.call, cand, self._order)
+                    cand.endpoint.chat_url,
+                    upstream_headers(self.call, cand),
+                    upstream_body(self.call, cand, self._order),
                 )
         except TimeoutError:
             raise AttemptFailure(FailureKind.NETWORK, "timeout waiting for the upstream response") from None
@@ -251,7 +262,9 @@ class OpenAIOnceRelay:
         try:
             async with asyncio.timeout(self.client.timeouts.response):
                 resp = await self.client.post(
-                    cand.endpoint.chat_url, cand.endpoint.headers, upstream_body(self.call, cand, self._order)
+                    cand.endpoint.chat_url,
+                    upstream_headers(self.call, cand),
+                    upstream_body(self.call, cand, self._order),
                 )
                 try:
                     body = await resp.read()
