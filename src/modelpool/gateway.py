@@ -31,7 +31,9 @@ from modelpool.events import EventBus, LiveRoute, SessionLog
 from modelpool.health.registry import HealthRegistry
 from modelpool.periods import CalendarStore, default_cache_path
 from modelpool.protocols import openai_chat as oc
+from modelpool.protocols.effort import read_effort
 from modelpool.protocols.errors import ClientError
+from modelpool.protocols.tokens import estimate_tokens
 from modelpool.routing.call import Call, Candidate
 from modelpool.routing.measurements import RegistryMeasurements
 from modelpool.routing.planner import Planner
@@ -270,10 +272,11 @@ class Gateway:
             session_id=session_id(headers, body, pool.id),
             purpose=purpose if purpose and purpose in rt.config.pool.purposes else None,
             forced_route=forced,
-            effort=body.get("reasoning_effort") if isinstance(body.get("reasoning_effort"), str) else None,
+            effort=read_effort(ingress, body),
             locale=headers.get("accept-language", "en")[:2].lower(),
             has_images=oc.has_images(body),
             has_tools=oc.has_tools(body),
+            est_tokens=estimate_tokens(body, ingress),
         )
 
     def walker(self, call: Call) -> Walker:

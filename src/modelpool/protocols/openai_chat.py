@@ -169,12 +169,23 @@ def prepend_content(obj: dict[str, Any], text: str) -> bytes:
     return orjson.dumps(obj)
 
 
+IMAGE_PARTS = ("image_url", "input_image", "image")
+
+
 def has_images(req: dict[str, Any]) -> bool:
-    for msg in req.get("messages") or ():
-        content = msg.get("content") if isinstance(msg, dict) else None
+    """An image anywhere in the conversation, in any dialect (chat `messages`, Responses `input`)."""
+    items = req.get("messages") or req.get("input")
+    if not isinstance(items, list):
+        return False
+    for msg in items:
+        if not isinstance(msg, dict):
+            continue
+        if msg.get("type") in IMAGE_PARTS:
+            return True
+        content = msg.get("content")
         if isinstance(content, list):
             for part in content:
-                if isinstance(part, dict) and part.get("type") in ("image_url", "input_image", "image"):
+                if isinstance(part, dict) and part.get("type") in IMAGE_PARTS:
                     return True
     return False
 

@@ -117,10 +117,14 @@ async def period(gw: Gateway, request: Request) -> Response:
 def admin_routes() -> list[Route]:
     from modelpool.server.admin_live import live_routes
     from modelpool.server.admin_ranking import ranking_routes
+    from modelpool.server.admin_roster import roster_routes
+    from modelpool.server.dashboard.editors import editor_routes
 
     return [
         *live_routes(),
         *ranking_routes(),
+        *roster_routes(),
+        *editor_routes(),
         Route("/admin/status", guard(status), methods=["GET"]),
         Route("/admin/pools", guard(pools), methods=["GET"]),
         Route("/admin/health/reset", guard(health_reset), methods=["POST"]),

@@ -14,7 +14,8 @@ from starlette.routing import Route
 from modelpool.protocols import openai_chat as oc
 from modelpool.server.admin_api import admin_routes, json_response
 from modelpool.server.asgi import Receive, Scope, Send, header_map, send_bytes
-from modelpool.server.client_api import chat_completions, client_key_ok, models_payload
+from modelpool.server.client_api import INGRESSES, client_key_ok, count_tokens, handle_call, models_payload
+from modelpool.server.dashboard import dashboard_routes
 
 if TYPE_CHECKING:
     from modelpool.gateway import Gateway
@@ -25,14 +26,25 @@ log = logging.getLogger("modelpool.server")
 def build_app(gw: Gateway) -> Any:
     starlette = _starlette_app(gw)
 
+    routes = {
+        "/v1/chat/completions": INGRESSES["openai"],
+        "/chat/completions": INGRESSES["openai"],
+        "/v1/messages": INGRESSES["anthropic"],
+        "/v1/responses": INGRESSES["responses"],
+        "/responses": INGRESSES["responses"],
+    }
+
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             path = scope["path"]
-            if path == "/v1/chat/completions" or path == "/chat/completions":
-                if scope["method"] == "POST":
-                    await chat_completions(gw, scope, receive, send)
-                else:
+            ingress = routes.get(path)
+            if ingress is not None or path == "/v1/messages/count_tokens":
+                if scope["method"] != "POST":
                     await send_bytes(send, 405, oc.error_body("use POST", "invalid_request_error"))
+                elif ingress is None:
+                    await count_tokens(gw, scope, receive, send)
+                else:
+                    await handle_call(gw, ingress, scope, receive, send)
                 return
             await starlette(scope, receive, send)
         elif scope["type"] == "lifespan":
@@ -89,6 +101,7 @@ def _starlette_app(gw: Gateway) -> Starlette:
         Route("/v1/models", models, methods=["GET"]),
         Route("/models", models, methods=["GET"]),
         *admin_routes(),
+        *dashboard_routes(),
     ]
 
     async def not_found(request: Request, exc: Exception) -> Response:

@@ -1,24 +1,61 @@
-"""The client API (SPEC §1.1): `/v1/chat/completions` on the hot path, `/v1/models`."""
+"""The client API (SPEC §1.1): `/v1/chat/completions`, `/v1/messages` (+ `count_tokens`), `/v1/responses`.
+
+One handler for the three dialects; an `Ingress` says how each parses requests and renders errors. The
+walk's relay is chosen per call: a pure OpenAI→OpenAI walk keeps the byte-faithful relay, anything that
+crosses dialects goes through the translating relay (one coherent client stream across attempts).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import hmac
 import logging
-import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
+from modelpool.protocols import anthropic as an
 from modelpool.protocols import openai_chat as oc
+from modelpool.protocols import responses as rs
 from modelpool.protocols.errors import ClientError, WalkFailed
 from modelpool.routing.call import Call
 from modelpool.server.asgi import DisconnectWatch, Receive, Scope, Send, header_map, read_body, send_bytes
-from modelpool.walk.openai_relay import JSON_HEADERS, OpenAIOnceRelay, OpenAIStreamRelay
-from modelpool.walk.walker import CommittedFailure
+from modelpool.walk.openai_relay import OpenAIOnceRelay, OpenAIStreamRelay
+from modelpool.walk.translate_relay import TranslatingOnceRelay, TranslatingStreamRelay
+from modelpool.walk.walker import CommittedFailure, Walker
 
 if TYPE_CHECKING:
     from modelpool.gateway import Gateway
 
 log = logging.getLogger("modelpool.calls")
+
+
+@dataclass(frozen=True, slots=True)
+class Ingress:
+    name: str
+    parse: Callable[[bytes], dict[str, Any]]
+    client_error: Callable[[ClientError], bytes]
+    walk_failed: Callable[[WalkFailed], bytes]
+    stream_error: Callable[[str, str], bytes]
+
+
+INGRESSES = {
+    "openai": Ingress(
+        "openai", oc.parse_request, oc.client_error_body, oc.walk_failed_body, oc.stream_error_event
+    ),
+    "anthropic": Ingress(
+        "anthropic",
+        an.parse_request,
+        an.client_error_body,
+        an.walk_failed_body,
+        lambda message, type: an.stream_error_event(message, an.error_type_for(type, 502)),
+    ),
+    "responses": Ingress(
+        "responses", rs.parse_request, rs.client_error_body, rs.walk_failed_body, oc.stream_error_event
+    ),
+}
 
 
 def client_key_ok(gw: Gateway, headers: dict[str, str]) -> bool:
@@ -29,22 +66,22 @@ def client_key_ok(gw: Gateway, headers: dict[str, str]) -> bool:
     return any(hmac.compare_digest(presented.encode(), k.encode()) for k in keys)
 
 
-async def chat_completions(gw: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
+async def handle_call(gw: Gateway, ingress: Ingress, scope: Scope, receive: Receive, send: Send) -> None:
     headers = header_map(scope)
     try:
         if not client_key_ok(gw, headers):
             raise ClientError(401, "invalid or missing API key", type="authentication_error")
         body = await read_body(receive, headers, gw.runtime.config.server.max_body)
-        call = gw.prepare("openai", oc.parse_request(body), headers)
+        call = gw.prepare(ingress.name, ingress.parse(body), headers)
     except ClientError as err:
-        await send_bytes(send, err.status, oc.client_error_body(err))
+        await send_bytes(send, err.status, ingress.client_error(err))
         return
     watch = DisconnectWatch(receive)
     try:
         if call.stream:
-            await _stream(gw, call, send, watch)
+            await _stream(gw, ingress, call, send, watch)
         else:
-            await _once(gw, call, send, watch)
+            await _once(gw, ingress, call, send, watch)
     except asyncio.CancelledError:
         if not watch.disconnected:
             raise
@@ -57,21 +94,31 @@ async def chat_completions(gw: Gateway, scope: Scope, receive: Receive, send: Se
         watch.finish()
 
 
-async def _once(gw: Gateway, call: Call, send: Send, watch: DisconnectWatch) -> None:
+def _passthrough(call: Call, walker: Walker) -> bool:
+    """OpenAI client, OpenAI-compatible routes only: relay the upstream bytes as they are."""
+    return call.ingress == "openai" and not any(c.endpoint.speaks_anthropic for c in walker.plan.candidates)
+
+
+async def _once(gw: Gateway, ingress: Ingress, call: Call, send: Send, watch: DisconnectWatch) -> None:
     walker = gw.walker(call)
-    relay = OpenAIOnceRelay(call, gw.client, gw.inner_order)
+    relay: OpenAIOnceRelay | TranslatingOnceRelay
+    if _passthrough(call, walker):
+        relay = OpenAIOnceRelay(call, gw.client, gw.inner_order)
+    else:
+        relay = TranslatingOnceRelay(call, gw.client, gw.inner_order)
     try:
         await walker.run(relay.attempt)
     except WalkFailed as err:
         watch.finish()
-        await send_bytes(send, err.status, oc.walk_failed_body(err))
+        await send_bytes(send, err.status, ingress.walk_failed(err))
         return
     watch.finish()
+    body = relay.final_body(walker.state)
     gw.finish(call, walker, relay.routing)
-    await send_bytes(send, 200, relay.final_body(walker.state), walker.state.headers())
+    await send_bytes(send, 200, body, walker.state.headers())
 
 
-async def _stream(gw: Gateway, call: Call, send: Send, watch: DisconnectWatch) -> None:
+async def _stream(gw: Gateway, ingress: Ingress, call: Call, send: Send, watch: DisconnectWatch) -> None:
     walker = gw.walker(call)
 
     async def start(status: int, headers: list[tuple[bytes, bytes]]) -> None:
@@ -80,40 +127,66 @@ async def _stream(gw: Gateway, call: Call, send: Send, watch: DisconnectWatch) -
     async def emit(data: bytes) -> None:
         await send({"type": "http.response.body", "body": data, "more_body": True})
 
-    relay = OpenAIStreamRelay(call, gw.client, walker.state, start, emit, gw.inner_order)
-    t0 = time.monotonic()
+    relay: OpenAIStreamRelay | TranslatingStreamRelay
+    if _passthrough(call, walker):
+        relay = OpenAIStreamRelay(call, gw.client, walker.state, start, emit, gw.inner_order)
+    else:
+        relay = TranslatingStreamRelay(
+            call, gw.client, walker.state, start, emit, gw.inner_order, call.est_tokens
+        )
     try:
         await walker.run(relay.attempt)
     except WalkFailed as err:
         watch.finish()
         if relay.started:
-            # Headers (and maybe reasoning) already went out: end with an error event, no [DONE].
-            await emit(oc.stream_error_event(err.message, err.type, "all_routes_failed"))
+            # Headers (and maybe reasoning) already went out: end with an error event, no terminator.
+            await emit(_stream_error(ingress, relay, err))
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         else:
-            await send_bytes(send, err.status, oc.walk_failed_body(err))
+            await send_bytes(send, err.status, ingress.walk_failed(err))
         return
     except CommittedFailure as exc:
-        log.warning(
-            "stream of %s cut after content on %s: %s", call.pool.id, walker.state.metadata()["route"], exc
-        )
+        route = walker.state.metadata()["route"]
+        log.warning("stream of %s cut after content on %s: %s", call.pool.id, route, exc)
     else:
         gw.finish(call, walker, relay.routing)
     watch.finish()
     await send({"type": "http.response.body", "body": b"", "more_body": False})
-    log.debug(
-        "served %s via %s in %.1f ms",
-        call.pool.id,
-        walker.state.metadata()["route"],
-        (time.monotonic() - t0) * 1000,
-    )
+
+
+def _stream_error(
+    ingress: Ingress, relay: OpenAIStreamRelay | TranslatingStreamRelay, err: WalkFailed
+) -> bytes:
+    if isinstance(relay, TranslatingStreamRelay) and relay.t is not None:
+        return relay.t.error(err.message, err.type, err.status)
+    return ingress.stream_error(err.message, err.type)
+
+
+async def count_tokens(gw: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
+    """`POST /v1/messages/count_tokens`: an estimate (chars/4 plus overheads), never an upstream call."""
+    headers = header_map(scope)
+    try:
+        if not client_key_ok(gw, headers):
+            raise ClientError(401, "invalid or missing API key", type="authentication_error")
+        body = await read_body(receive, headers, gw.runtime.config.server.max_body)
+        try:
+            req = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            raise ClientError(400, f"request body is not valid JSON: {exc}") from None
+        if not isinstance(req, dict) or not isinstance(req.get("messages"), list):
+            raise ClientError(400, "messages: Field required", param="messages")
+        estimate = an.count_tokens_estimate(req)
+    except ClientError as err:
+        await send_bytes(send, err.status, an.client_error_body(err))
+        return
+    await send_bytes(send, 200, orjson.dumps({"input_tokens": estimate}))
 
 
 def models_payload(gw: Gateway) -> dict[str, Any]:
     """OpenAI list shape with modelpool's extra fields per pool (SPEC §1.1)."""
     rt = gw.runtime
     data: list[dict[str, Any]] = []
-    created = int(gw.started_at) if hasattr(gw, "started_at") else 0
+    created = int(gw.started_at)
     for pool in rt.catalog.pools.values():
         caps = pool.capabilities
         data.append(
@@ -133,6 +206,3 @@ def models_payload(gw: Gateway) -> dict[str, Any]:
             }
         )
     return {"object": "list", "data": data}
-
-
-__all__ = ["JSON_HEADERS", "chat_completions", "client_key_ok", "models_payload"]

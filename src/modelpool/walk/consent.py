@@ -34,7 +34,7 @@ class Question:
     created: float
     expires: float
     answer: str | None = None
-    outcome: str | None = None  # "switch" | "keep" | "timeout"
+    outcome: str | None = None  # "switch" | "keep" | "timeout" | "unattended" (the last watcher left)
     future: asyncio.Future[bool] | None = field(default=None, repr=False)
 
     def public(self) -> dict[str, Any]:
@@ -63,6 +63,7 @@ class QuestionBoard:
         self._events = events
         self._questions: dict[str, Question] = {}
         self._ids = itertools.count(1)
+        events.on_unwatched(self._unattended)
 
     async def ask(
         self,
@@ -128,6 +129,13 @@ class QuestionBoard:
         if q.future is not None and not q.future.done():
             q.future.set_result(not keep)
         return q
+
+    def _unattended(self) -> None:
+        """The last watcher hung up: nobody can answer any more, so every open question proceeds now."""
+        for q in self.pending():
+            q.outcome = "unattended"
+            if q.future is not None and not q.future.done():
+                q.future.set_result(True)
 
     def pending(self) -> list[Question]:
         return [q for q in self._questions.values() if q.outcome is None]

@@ -19,6 +19,7 @@ import orjson
 from modelpool.aggregators import RoutingRecord, find_routing, inject_order
 from modelpool.health.classify import FailureKind, classify
 from modelpool.protocols import openai_chat as oc
+from modelpool.protocols.effort import nearest_effort, write_effort
 from modelpool.protocols.sse import SSEParser
 from modelpool.routing.call import Call, Candidate
 from modelpool.upstream.client import AttemptFailure, UpstreamClient
@@ -48,9 +49,16 @@ def upstream_headers(call: Call, cand: Candidate) -> tuple[tuple[str, str], ...]
     return cand.endpoint.headers
 
 
+def route_effort(call: Call, cand: Candidate) -> str | None:
+    """SPEC §3.1 step 9: the requested effort mapped to the route's nearest tier."""
+    return nearest_effort(call.effort, cand.route.capabilities.efforts)
+
+
 def upstream_body(call: Call, cand: Candidate, order: Order | None = None) -> bytes:
     body = dict(call.body)
     body["model"] = cand.route.model_id
+    if call.effort is not None:
+        body = write_effort("openai", body, route_effort(call, cand), cand.route.capabilities.efforts)
     if order is not None and cand.endpoint.aggregator:
         # fastcel: the inner providers fastest first (SPEC §6); a body that carries its own routing, or
         # stats that are unavailable, leave the request as the client sent it.
@@ -102,6 +110,7 @@ class OpenAIStreamRelay:
 
     async def _open(self, cand: Candidate) -> aiohttp.ClientResponse:
         timeouts = self.client.timeouts
+        self.state.effort = route_effort(self.call, cand)
         try:
             async with asyncio.timeout(timeouts.first_byte):
                 return await self.client.post(
@@ -252,6 +261,8 @@ class OpenAIOnceRelay:
 
     def final_body(self, state: WalkState) -> bytes:
         """The upstream body as received, unless an inline switch notice must go before the answer."""
+        if state.current is not None:
+            state.effort = route_effort(self.call, state.current)
         notice = state.notice()
         if notice is None or not isinstance(self.obj, dict):
             return self.body
