@@ -94,7 +94,11 @@ class Gateway:
             lambda: self.client.session, lambda: self.runtime.config.gateway_ranking, clock=clock
         )
         self.planner = Planner(
-            RegistryMeasurements(self.health), self.health.is_resting, self.pins, prior_tps=self._prior_tps
+            RegistryMeasurements(self.health),
+            self.health.is_resting,
+            self.pins,
+            prior_tps=self._prior_tps,
+            prior_ttft=self._prior_ttft,
         )
         self.events = EventBus()
         self.sessions = SessionLog()
@@ -325,6 +329,13 @@ class Gateway:
         if not ep.aggregator:
             return None
         return self.aggregators.prior_tps(ep.kind, cand.route.model_id, ep.root, ep.api_key)
+
+    def _prior_ttft(self, cand: Candidate) -> float | None:
+        ep = cand.endpoint
+        if not ep.aggregator:
+            return None
+        ms = self.aggregators.prior_ttft_ms(ep.kind, cand.route.model_id, ep.root, ep.api_key)
+        return ms / 1000.0 if ms is not None else None
 
     def finish(self, call: Call, walker: Walker, routing: RoutingRecord | None = None) -> None:
         """The answer's terminal event was produced: adopt the route as the session's pin and record the

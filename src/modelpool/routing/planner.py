@@ -30,9 +30,11 @@ class Planner:
         pins: PinStore | None = None,
         rng: random.Random | None = None,
         prior_tps: Callable[[Candidate], float | None] | None = None,
+        prior_ttft: Callable[[Candidate], float | None] | None = None,
     ) -> None:
-        # Published speed of a route (an aggregator's best inner provider), a prior for speed strategies.
+        # Published speed of a route (an aggregator's best inner provider), priors for speed strategies.
         self._prior_tps = prior_tps or (lambda c: None)
+        self._prior_ttft = prior_ttft or (lambda c: None)
         self._measurements = measurements
         self._is_resting = is_resting
         self.pins = pins or PinStore()
@@ -160,6 +162,7 @@ class Planner:
             weights=lambda c: rt.weight(c.route.provider_id),
             cost=lambda c: rt.cost(c.route.provider_id, peak=peak),
             prior_tps=self._prior_tps,
+            prior_ttft=self._prior_ttft,
             cursor=self._next_cursor if advance else self._peek_cursor,
             pool_id=call.pool.id,
             requested=call.requested_model,

@@ -30,6 +30,7 @@ class StrategyInput:
     weights: Callable[[Candidate], float]
     cost: Callable[[Candidate], float | None]
     prior_tps: Callable[[Candidate], float | None]  # published speed (aggregator stats), SPEC §3.4
+    prior_ttft: Callable[[Candidate], float | None]  # published time to first token, seconds
     cursor: Callable[[str], int]  # round-robin: next cursor value for a pool
     pool_id: str
     requested: str
@@ -83,17 +84,18 @@ def least_used(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
 
 
 def fastest(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
-    # An unmeasured route is probed first (its first call is the measurement), unless published
-    # stats give it a prior; measured routes follow by EWMA time-to-first-chunk.
+    # Measured routes rank by EWMA time-to-first-chunk; a route with published stats (an aggregator's best
+    # inner provider) uses its published TTFT as a prior in the same unit; a route with neither is probed
+    # first (its first call is the measurement).
     keyed: list[tuple[tuple[int, float], Candidate, str]] = []
     for c in cands:
         ttft = inp.measurements.ewma_ttft(c.key)
         if ttft is not None:
             keyed.append(((1, ttft), c, f"EWMA TTFT {ttft * 1000:.0f} ms"))
             continue
-        prior = inp.prior_tps(c)
-        if prior:
-            keyed.append(((1, 1.0 / prior), c, f"published {prior:.0f} tok/s"))
+        prior = inp.prior_ttft(c)
+        if prior is not None:
+            keyed.append(((1, prior), c, f"published TTFT {prior * 1000:.0f} ms"))
         else:
             keyed.append(((0, 0.0), c, "unmeasured: probe"))
     keyed.sort(key=lambda t: t[0])
