@@ -12,6 +12,7 @@ import itertools
 import logging
 import time
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -26,10 +27,14 @@ class EventBus:
         self._ring: deque[dict[str, Any]] = deque(maxlen=RING)
         self._subscribers: set[asyncio.Queue[dict[str, Any]]] = set()
         self._ids = itertools.count(1)
+        self._on_unwatched: list[Callable[[], None]] = []
 
-    def publish(self, type: str, **data: Any) -> dict[str, Any]:
+    def publish(self, type: str, *, keep: bool = True, **data: Any) -> dict[str, Any]:
+        """`keep=False` sends to live watchers only: per-call events (`served`) would otherwise push the
+        rarer switches and failures out of the replay buffer."""
         event = {"id": next(self._ids), "type": type, "at": time.time(), **data}
-        self._ring.append(event)
+        if keep:
+            self._ring.append(event)
         for queue in list(self._subscribers):
             try:
                 queue.put_nowait(event)
@@ -49,6 +54,13 @@ class EventBus:
 
     def unsubscribe(self, queue: asyncio.Queue[dict[str, Any]]) -> None:
         self._subscribers.discard(queue)
+        if not self._subscribers:
+            for callback in list(self._on_unwatched):
+                callback()
+
+    def on_unwatched(self, callback: Callable[[], None]) -> None:
+        """Call `callback` whenever the last live watcher goes away (the consent gate fails open)."""
+        self._on_unwatched.append(callback)
 
     @property
     def watchers(self) -> int:

@@ -347,9 +347,8 @@ class Gateway:
             self.aggregators.observe(call.session_id, routing, model=served.route.model_id)
         rt = self.runtime
         if rt.config.pool.sticky and call.forced_route is None:
-            self.pins.set(
-                call.session_id, call.pool.id, served.key, rt.cache_lifetime(served.route.provider_id)
-            )
+            lifetime = rt.cache_lifetime(served.route.provider_id)
+            self.pins.set(call.session_id, call.pool.id, served.key, lifetime, now=self.clock())
         plan = self.last_plans.get(call.session_id)
         self.sessions.record(
             LiveRoute(
@@ -366,6 +365,17 @@ class Gateway:
                 plan=plan.explain() if plan is not None else None,
             )
         )
+        if self.events.watchers:
+            self.events.publish(
+                "served",
+                keep=False,
+                session=call.session_id,
+                pool=call.pool.id,
+                route=served.key,
+                provider=served.route.provider_id,
+                model=served.route.model_id,
+                effort=walker.state.effort,
+            )
 
     async def chat(self, request: dict[str, Any], headers: Mapping[str, str] | None = None) -> dict[str, Any]:
         """Non-streaming OpenAI Chat Completions call; raises `WalkFailed`/`ClientError` on failure."""

@@ -83,7 +83,7 @@ const EN = {
   // questions
   "qu.title": "Questions", "qu.none": "No question is waiting.", "qu.switch": "Switch",
   "qu.keep": "Keep current model", "qu.left": "switches by itself in {s} s", "qu.kind": "failure",
-  "qu.outcome.switch": "switching", "qu.outcome.keep": "kept", "qu.outcome.timeout": "timed out: switched",
+  "qu.outcome.switch": "switching", "qu.outcome.keep": "kept", "qu.outcome.timeout": "timed out: switched", "qu.outcome.unattended": "no watcher: switched",
   "qu.banner": "A route failed and the gateway asks before switching.", "qu.open": "Answer",
 };
 
@@ -159,7 +159,7 @@ const ZH = {
   "ev.rest": "休息 {rest}",
   "qu.title": "询问", "qu.none": "没有待答复的询问。", "qu.switch": "切换",
   "qu.keep": "保持当前模型", "qu.left": "{s} 秒后自动切换", "qu.kind": "失败类型",
-  "qu.outcome.switch": "正在切换", "qu.outcome.keep": "已保持", "qu.outcome.timeout": "超时：已切换",
+  "qu.outcome.switch": "正在切换", "qu.outcome.keep": "已保持", "qu.outcome.timeout": "超时：已切换", "qu.outcome.unattended": "无人值守：已切换",
   "qu.banner": "有路由失败，网关在切换前征求你的意见。", "qu.open": "去答复",
 };
 
