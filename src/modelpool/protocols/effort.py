@@ -20,7 +20,14 @@ TIERS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "m
 RANK = {t: i for i, t in enumerate(TIERS)}
 
 # Upper bound of each band; the write side uses the same numbers.
-_BUDGET_BANDS = ((0, "off"), (1024, "minimal"), (2048, "low"), (8192, "medium"), (16384, "high"), (24576, "xhigh"))
+_BUDGET_BANDS = (
+    (0, "off"),
+    (1024, "minimal"),
+    (2048, "low"),
+    (8192, "medium"),
+    (16384, "high"),
+    (24576, "xhigh"),
+)
 TIER_BUDGET = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 24576, "max": 32000}
 # Anthropic's output_config.effort only knows these; lower tiers are written as low.
 _ANTHROPIC_EFFORTS = ("low", "medium", "high", "xhigh", "max")
@@ -117,7 +124,10 @@ def write_effort(
     elif dialect == "responses":
         out.pop("reasoning", None)
         if effort is not None:
-            out["reasoning"] = {**(body.get("reasoning") or {}), "effort": "none" if effort == "off" else effort}
+            out["reasoning"] = {
+                **(body.get("reasoning") or {}),
+                "effort": "none" if effort == "off" else effort,
+            }
     else:
         out.pop("reasoning_effort", None)
         out.pop("thinking", None)
@@ -135,6 +145,11 @@ def _write_anthropic(out: dict[str, Any], effort: str | None, route_efforts: Seq
     cfg.pop("effort", None)
     if effort == "off":
         out["thinking"] = {"type": "disabled"}
+    elif effort is not None and _unsigned_tool_turn(out.get("messages")):
+        # Anthropic rejects thinking when the last assistant turn used a tool without its (signed)
+        # thinking block — history from a non-Anthropic route. Leave thinking off for this request
+        # rather than fail it (LiteLLM does the same).
+        pass
     elif effort is not None:
         budget = TIER_BUDGET.get(effort, TIER_BUDGET["high"])
         max_tokens = out.get("max_tokens")
@@ -156,3 +171,17 @@ def _write_anthropic(out: dict[str, Any], effort: str | None, route_efforts: Seq
             cfg["effort"] = effort if effort in _ANTHROPIC_EFFORTS else "low"
     if cfg:
         out["output_config"] = cfg
+
+
+def _unsigned_tool_turn(messages: Any) -> bool:
+    if not isinstance(messages, list):
+        return False
+    for msg in reversed(messages):
+        if isinstance(msg, dict) and msg.get("role") == "assistant":
+            content = msg.get("content")
+            if not isinstance(content, list) or not content:
+                return False
+            uses_tool = any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content)
+            first = content[0].get("type") if isinstance(content[0], dict) else None
+            return uses_tool and first not in ("thinking", "redacted_thinking")
+    return False

@@ -9,9 +9,32 @@ way in and once on the way out:
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import orjson
+
+from modelpool.protocols.errors import ClientError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def client_shape_errors(fn: F) -> F:
+    """A request translator's safety net: a body whose shape is wrong in a way the checks and the
+    translator did not name (a string where a list belongs, …) is the client's 400, never a 500."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (AttributeError, TypeError, KeyError, ValueError, IndexError) as exc:
+            raise ClientError(400, f"malformed request body: {type(exc).__name__}: {exc}") from None
+
+    return wrapper  # type: ignore[return-value]
+
 
 # Anthropic stop_reason → OpenAI finish_reason. pause_turn has no equivalent: stop (LiteLLM default).
 ANTHROPIC_TO_OPENAI_STOP = {
@@ -67,7 +90,7 @@ def usage_from_openai(u: Any) -> dict[str, int] | None:
         "completion_tokens": completion,
         "total_tokens": _int(u.get("total_tokens")) or prompt + completion,
         "cached_tokens": cached,
-        "cache_creation_tokens": 0,
+        "cache_creation_tokens": _int(u.get("cache_creation_input_tokens")),
         "reasoning_tokens": _int(cd.get("reasoning_tokens")) if isinstance(cd, dict) else 0,
     }
 
@@ -96,13 +119,17 @@ def usage_from_anthropic(u: Any, base: dict[str, int] | None = None) -> dict[str
 
 
 def usage_to_openai(n: dict[str, int]) -> dict[str, Any]:
-    return {
+    out: dict[str, Any] = {
         "prompt_tokens": n["prompt_tokens"],
         "completion_tokens": n["completion_tokens"],
         "total_tokens": n["prompt_tokens"] + n["completion_tokens"],
         "prompt_tokens_details": {"cached_tokens": n["cached_tokens"]},
         "completion_tokens_details": {"reasoning_tokens": n["reasoning_tokens"]},
     }
+    if n["cache_creation_tokens"]:
+        # No OpenAI field for cache writes; LiteLLM's name keeps them across a round trip.
+        out["cache_creation_input_tokens"] = n["cache_creation_tokens"]
+    return out
 
 
 def usage_to_anthropic(n: dict[str, int]) -> dict[str, Any]:
@@ -133,3 +160,40 @@ def new_id(prefix: str) -> str:
 
 def now() -> int:
     return int(time.time())
+
+
+# Thinking blocks (with Anthropic signatures) ride on OpenAI-shaped messages and deltas in this side
+# field, as LiteLLM does, next to the plain-text `reasoning_content`.
+SIDE_FIELD = "thinking_blocks"
+RAW_ARGS_KEY = "_raw_arguments"  # tool_use input wrapping arguments that were not a JSON object
+
+
+def parse_arguments(arguments: Any) -> dict[str, Any]:
+    """OpenAI `function.arguments` (a JSON string) → Anthropic `input` (an object), never raising."""
+    if isinstance(arguments, dict):
+        return arguments
+    if arguments is None or arguments == "":
+        return {}
+    if isinstance(arguments, str):
+        try:
+            value = orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            return {RAW_ARGS_KEY: arguments}
+        return value if isinstance(value, dict) else {RAW_ARGS_KEY: arguments}
+    return {RAW_ARGS_KEY: orjson.dumps(arguments).decode()}
+
+
+def dump_arguments(value: Any) -> str:
+    """Anthropic `input` → OpenAI `arguments`; undoes the wrapping of `parse_arguments`."""
+    if isinstance(value, dict) and len(value) == 1 and isinstance(value.get(RAW_ARGS_KEY), str):
+        return value[RAW_ARGS_KEY]  # type: ignore[no-any-return]
+    return orjson.dumps(value if value is not None else {}).decode()
+
+
+def fill_reasoning_content(messages: list[dict[str, Any]]) -> None:
+    """DeepSeek: once a conversation has reasoning, every assistant turn with tool calls must send its
+    `reasoning_content` back (400 otherwise). A turn whose reasoning the client did not keep gets ""."""
+    if any("reasoning_content" in m for m in messages):
+        for m in messages:
+            if m.get("role") == "assistant" and m.get("tool_calls"):
+                m.setdefault("reasoning_content", "")

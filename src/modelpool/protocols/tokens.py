@@ -20,7 +20,9 @@ IMAGE_TOKENS = 1000
 _IMAGE_TYPES = frozenset({"image", "image_url", "input_image"})
 _FILE_TYPES = frozenset({"document", "file", "input_file"})
 # Opaque to the model's tokenizer (or billed differently): skipped.
-_SKIP_KEYS = frozenset({"signature", "encrypted_content", "data", "file_data", "id", "tool_use_id", "call_id"})
+_SKIP_KEYS = frozenset(
+    {"signature", "encrypted_content", "data", "file_data", "id", "tool_use_id", "call_id"}
+)
 _SKIP_KEYS |= {"tool_call_id", "type", "role", "cache_control", "media_type", "detail", "index", "status"}
 
 

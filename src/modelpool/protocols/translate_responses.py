@@ -1,0 +1,176 @@
+"""Request translation: OpenAI Responses → Chat Completions (→ Anthropic via chat).
+
+Input items map onto chat messages: messages by role, `function_call` items onto the preceding
+assistant message's `tool_calls`, `function_call_output` onto `tool` messages, and `reasoning` items
+onto the next assistant message's `reasoning_content` — with `encrypted_content` read as the
+Anthropic thinking signature (the Responses stream writes a thinking signature there), so reasoning
+survives a Responses client on an Anthropic route. Hosted tools (web_search, file_search, …) have no
+chat equivalent and are dropped; items that need server state (`item_reference`) are refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from modelpool.protocols.effort import read_effort, write_effort
+from modelpool.protocols.errors import ClientError
+from modelpool.protocols.mapping import SIDE_FIELD, client_shape_errors, fill_reasoning_content
+from modelpool.protocols.translate_request import openai_to_anthropic
+
+_PASS = ("temperature", "top_p", "stream", "prompt_cache_key")
+
+
+@client_shape_errors
+def responses_to_openai(req: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"model": req.get("model")}
+    messages: list[dict[str, Any]] = []
+    if isinstance(req.get("instructions"), str) and req["instructions"]:
+        messages.append({"role": "system", "content": req["instructions"]})
+    inp = req.get("input")
+    if isinstance(inp, str):
+        messages.append({"role": "user", "content": inp})
+    else:
+        _items(inp or [], messages)
+        fill_reasoning_content(messages)
+    out["messages"] = messages
+    for key in _PASS:
+        if key in req:
+            out[key] = req[key]
+    if isinstance(req.get("max_output_tokens"), int):
+        out["max_tokens"] = req["max_output_tokens"]
+    user = req.get("user") or req.get("safety_identifier")
+    if isinstance(user, str):
+        out["user"] = user
+    if req.get("stream"):
+        out["stream_options"] = {"include_usage": True}
+    _tools(req, out)
+    fmt = (req.get("text") or {}).get("format") if isinstance(req.get("text"), dict) else None
+    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+        schema = {k: fmt[k] for k in ("name", "schema", "strict", "description") if k in fmt}
+        out["response_format"] = {"type": "json_schema", "json_schema": schema}
+    elif isinstance(fmt, dict) and fmt.get("type") == "json_object":
+        out["response_format"] = {"type": "json_object"}
+    effort = read_effort("responses", req)
+    return write_effort("openai", out, effort) if effort is not None else out
+
+
+def responses_to_anthropic(req: dict[str, Any]) -> dict[str, Any]:
+    return openai_to_anthropic(responses_to_openai(req))
+
+
+def _items(items: list[Any], messages: list[dict[str, Any]]) -> None:
+    pending_reasoning: list[dict[str, Any]] = []  # reasoning items waiting for their assistant turn
+
+    def assistant() -> dict[str, Any]:
+        """The assistant message the next output item belongs to (opened when needed)."""
+        last = messages[-1] if messages else None
+        # Reasoning opens a turn; otherwise output items of one turn share one assistant message.
+        if last is None or last["role"] != "assistant" or pending_reasoning:
+            last = {"role": "assistant", "content": None}
+            messages.append(last)
+        if pending_reasoning:
+            last["reasoning_content"] = "".join(r["thinking"] for r in pending_reasoning)
+            if any(r.get("signature") for r in pending_reasoning):
+                last[SIDE_FIELD] = [dict(r) for r in pending_reasoning]
+            pending_reasoning.clear()
+        return last
+
+    for i, item in enumerate(items):
+        kind = item.get("type") or "message"
+        where = f"input[{i}]"
+        if kind == "message":
+            role = item.get("role")
+            if role == "assistant":
+                msg = assistant()
+                text = _text(item.get("content"), where)
+                if text:
+                    msg["content"] = (msg.get("content") or "") + text
+            elif role in ("user", "system", "developer"):
+                messages.append({"role": role, "content": _content(item.get("content"), where)})
+            else:
+                raise ClientError(400, f"{where}.role: unsupported role {role!r}", param=f"{where}.role")
+        elif kind == "function_call":
+            msg = assistant()
+            call = {"id": item.get("call_id"), "type": "function"}
+            call["function"] = {"name": item.get("name"), "arguments": item.get("arguments") or ""}
+            msg.setdefault("tool_calls", []).append(call)
+        elif kind == "function_call_output":
+            output = item.get("output")
+            if isinstance(output, list):
+                output = _text(output, where)
+            elif output is not None and not isinstance(output, str):
+                output = orjson.dumps(output).decode()
+            messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": output or ""})
+        elif kind == "reasoning":
+            parts = item.get("content") or item.get("summary") or []
+            text = "".join(p.get("text", "") for p in parts if isinstance(p, dict))
+            block: dict[str, Any] = {"type": "thinking", "thinking": text}
+            if item.get("encrypted_content"):
+                block["signature"] = item["encrypted_content"]
+            pending_reasoning.append(block)
+        else:
+            raise ClientError(400, f"{where}: input item type {kind!r} is not supported", param=where)
+
+
+def _content(content: Any, where: str) -> Any:
+    if isinstance(content, str):
+        return content
+    parts: list[dict[str, Any]] = []
+    for j, part in enumerate(content if isinstance(content, list) else []):
+        kind = part.get("type") if isinstance(part, dict) else None
+        at = f"{where}.content[{j}]"
+        if kind in ("input_text", "output_text", "text"):
+            parts.append({"type": "text", "text": part.get("text", "")})
+        elif kind == "input_image":
+            if not isinstance(part.get("image_url"), str):
+                raise ClientError(
+                    400, f"{at}: input_image needs an image_url (file_id is not supported)", param=at
+                )
+            image: dict[str, Any] = {"url": part["image_url"]}
+            if part.get("detail"):
+                image["detail"] = part["detail"]
+            parts.append({"type": "image_url", "image_url": image})
+        elif kind == "input_file" and isinstance(part.get("file_data"), str):
+            file = {"file_data": part["file_data"], "filename": part.get("filename") or "file"}
+            parts.append({"type": "file", "file": file})
+        else:
+            raise ClientError(400, f"{at}: content part type {kind!r} is not supported", param=at)
+    return parts
+
+
+def _text(content: Any, where: str) -> str:
+    """Assistant/tool-output content as plain text (chat assistant turns are text)."""
+    if isinstance(content, str):
+        return content
+    out = []
+    for j, part in enumerate(content if isinstance(content, list) else []):
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind in ("output_text", "input_text", "text"):
+            out.append(part.get("text", ""))
+        elif kind == "refusal":
+            out.append(part.get("refusal", ""))
+        else:
+            at = f"{where}.content[{j}]"
+            raise ClientError(400, f"{at}: content part type {kind!r} is not supported here", param=at)
+    return "".join(out)
+
+
+def _tools(req: dict[str, Any], out: dict[str, Any]) -> None:
+    tools = []
+    for tool in req.get("tools") or []:
+        if tool.get("type") != "function":
+            continue  # hosted tools (web_search, file_search, code_interpreter, …) need OpenAI's servers
+        fn = {k: tool[k] for k in ("name", "description", "parameters", "strict") if tool.get(k) is not None}
+        tools.append({"type": "function", "function": fn})
+    if not tools:
+        return
+    out["tools"] = tools
+    if isinstance(req.get("parallel_tool_calls"), bool):  # OpenAI refuses it without tools
+        out["parallel_tool_calls"] = req["parallel_tool_calls"]
+    choice = req.get("tool_choice")
+    if choice in ("auto", "none", "required"):
+        out["tool_choice"] = choice
+    elif isinstance(choice, dict) and choice.get("type") == "function":
+        out["tool_choice"] = {"type": "function", "function": {"name": choice.get("name")}}
