@@ -296,9 +296,8 @@ class Gateway:
             )
 
         def on_switch(frm: str, to: str, kind: str) -> None:
-            self.events.publish(
-                "switch", pool=call.pool.id, session=call.session_id, **{"from": frm, "to": to, "kind": kind}
-            )
+            fields: dict[str, Any] = {"pool": call.pool.id, "session": call.session_id, "from": frm, "to": to}
+            self.events.publish("switch", kind=kind, **fields)
 
         walker = Walker(
             call, plan, rt.config.pool, self.sink, on_switch=on_switch, consent=consent if ask else None

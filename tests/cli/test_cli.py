@@ -120,3 +120,39 @@ def test_demo_runs_with_no_keys_and_serves_traffic() -> None:
     sent, ok = map(int, re.findall(r"(\d+) sent, (\d+) ok", last)[0])
     assert sent > 5 and ok == sent
     assert "0 failed" in last
+
+
+def test_pin_and_probe_against_a_running_gateway(fleet: FleetThread) -> None:
+    with GatewayServer(base_config(fleet)) as gw:
+        args = ("--url", gw.url, "--token", ADMIN_TOKEN)
+        pinned = run("pin", "beta/m1", *args)
+        assert pinned.returncode == 0 and "beta/m1" in pinned.stdout
+        import httpx
+
+        reply = httpx.post(
+            gw.url + "/v1/chat/completions",
+            json={"model": "m1", "messages": [{"role": "user", "content": "x"}]},
+            timeout=10,
+        )
+        assert reply.headers["x-modelpool-route"] == "beta/m1"  # the pin heads the priority order
+        cleared = run("pin", "--clear", "--pool", "m1", *args)
+        assert cleared.returncode == 0 and "cleared" in cleared.stdout
+        probe = json.loads(run("probe", "m1", *args, "--json").stdout)
+        assert {r["route"] for r in probe["results"]} == {"alpha/m1", "beta/m1"}
+        assert all(r["ok"] for r in probe["results"]) and probe["spent"]["requests"] == 2
+        human = run("probe", *args)
+        assert "spent: 2 requests" in human.stdout
+
+
+def test_period_and_calendar_work_without_a_gateway(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("providers: []\nholidays: {source: bundled}\n")
+    res = run("period", "--config", str(cfg), "--at", "2026-11-27T19:00:00+08:00", "--json")
+    report = json.loads(res.stdout)
+    assert report["period"] == "idle" and report["next_flip"].startswith("2026-11-30T09:00")
+    res = run("period", "--config", str(cfg), "--at", "2026-10-01T10:00:00+08:00")
+    assert "国庆节" in res.stdout
+    cal = json.loads(
+        run("calendar", "--config", str(cfg), "--url", f"http://127.0.0.1:{free_port()}", "--json").stdout
+    )
+    assert cal["year"] >= 2026 and cal["served_by"].startswith("local cache")

@@ -73,6 +73,7 @@ def _banner(port: int, token: str, fleet: Any, traffic: bool) -> None:
     url = f"http://127.0.0.1:{port}"
     print(f"modelpool demo — gateway on {url}  (simulated fleet: {', '.join(fleet.fleet.provider_ids)})")
     print(f"  admin token: {token}")
+    print(f"  dashboard: open {url}/ and log in with the admin token")
     print(f"  pool: {DEMO_POOL} (3 routes, one of them an aggregator with 22 inner providers)")
     print("  try:")
     print(f"    curl -sN {url}/v1/chat/completions -H 'content-type: application/json' \\")

@@ -21,7 +21,11 @@ from modelpool.health.classify import FailureKind, classify
 from modelpool.protocols.effort import nearest_effort, write_effort
 from modelpool.protocols.sse import SSEParser
 from modelpool.protocols.translate_body import MalformedUpstreamBody, translate_body
-from modelpool.protocols.translate_request import anthropic_to_openai, openai_to_anthropic
+from modelpool.protocols.translate_request import (
+    anthropic_to_openai,
+    drop_unsigned_thinking,
+    openai_to_anthropic,
+)
 from modelpool.protocols.translate_responses import responses_to_anthropic, responses_to_openai
 from modelpool.protocols.translate_stream import StreamTranslator, UpstreamStreamError
 from modelpool.routing.call import Call, Candidate
@@ -74,9 +78,12 @@ class UpstreamRequest:
 
     def _translate(self, target: str) -> dict[str, Any]:
         src = self.call.ingress
-        if src == target:
-            return dict(self.call.body)
-        return _TRANSLATE[(src, target)](self.call.body)
+        body = dict(self.call.body) if src == target else _TRANSLATE[(src, target)](self.call.body)
+        if target == "anthropic":
+            # Reasoning that another (non-Anthropic) route produced earlier in the conversation carries no
+            # signature; Anthropic rejects such thinking blocks, so they do not go upstream.
+            body = drop_unsigned_thinking(body)
+        return body
 
 
 class TranslatingStreamRelay:
