@@ -19,16 +19,23 @@ from modelpool.periods import Calendar, PeriodPolicy, calendar_from_docs, parse_
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 SNAPSHOT_YEARS = (2024, 2025, 2026, 2027)
-# The repo is <root>/main (or a CI clone) with shared/ beside it: <repo>/tests/periods/this file.
-DATA_DIR = Path(__file__).resolve().parents[3] / "shared" / "data" / "holiday-cn"
+# The project's data snapshot (shared/data/holiday-cn/, beside the repository) and the byte-identical copy
+# the package ships (src/modelpool/data/holiday-cn/). The tests read the shared one when it is there and the
+# packaged one otherwise; test_bundled_snapshot_matches_the_shared_data checks that they agree.
+SHARED_DIR = Path(__file__).resolve().parents[3] / "shared" / "data" / "holiday-cn"
+BUNDLED_DIR = Path(__file__).resolve().parents[2] / "src" / "modelpool" / "data" / "holiday-cn"
+
+
+def _complete(folder: Path) -> bool:
+    return all((folder / f"{y}.json").is_file() for y in SNAPSHOT_YEARS)
+
+
+DATA_DIR = SHARED_DIR if _complete(SHARED_DIR) else BUNDLED_DIR
 
 
 def data_dir() -> Path:
-    if not all((DATA_DIR / f"{y}.json").is_file() for y in SNAPSHOT_YEARS):
-        raise RuntimeError(
-            f"holiday-cn data snapshot not found at {DATA_DIR}: these tests need shared/data/holiday-cn/ "
-            "beside the repository (…/shared next to …/main or the CI clone)"
-        )
+    if not _complete(DATA_DIR):
+        raise RuntimeError(f"holiday-cn data snapshot not found at {SHARED_DIR} nor at {BUNDLED_DIR}")
     return DATA_DIR
 
 

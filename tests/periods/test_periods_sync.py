@@ -384,3 +384,14 @@ def test_the_bundled_snapshot_seeds_a_first_run_without_network(tmp_path: Path) 
     assert store.calendar.holidays.get(date(2026, 10, 1))
     assert date(2026, 9, 20) in store.calendar.makeup  # a 2026 make-up Sunday
     assert not default_cache_path(tmp_path).exists()  # nothing written until a sync succeeds
+
+
+def test_bundled_snapshot_matches_the_shared_data() -> None:
+    """The snapshot shipped in the package is the project's data, byte for byte."""
+    from periods_helpers import BUNDLED_DIR, SHARED_DIR, SNAPSHOT_YEARS
+
+    for year in SNAPSHOT_YEARS:
+        bundled = (BUNDLED_DIR / f"{year}.json").read_bytes()
+        assert bundled.startswith(b"{")
+        if (SHARED_DIR / f"{year}.json").is_file():
+            assert (SHARED_DIR / f"{year}.json").read_bytes() == bundled
