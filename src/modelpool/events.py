@@ -105,3 +105,15 @@ class SessionLog:
 
     def all(self) -> list[LiveRoute]:
         return list(reversed(self._sessions.values()))
+
+
+class LastPlans(dict[str, Any]):
+    """The most recent plan per session (bounded), so `/admin/sessions/{id}` can say *why*."""
+
+    LIMIT = 1000
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        super().pop(key, None)
+        super().__setitem__(key, value)
+        if len(self) > self.LIMIT:
+            del self[next(iter(self))]

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from modelpool.aggregators import AggregatorService, RoutingRecord
-from modelpool.catalog import UnknownModel, build_catalog
+from modelpool.catalog import build_catalog
 from modelpool.config import (
     ConfigError,
     LoadedConfig,
@@ -27,17 +27,14 @@ from modelpool.config import (
     resolve_api_key,
     state_dir,
 )
-from modelpool.events import EventBus, LiveRoute, SessionLog
+from modelpool.events import EventBus, LastPlans, LiveRoute, SessionLog
 from modelpool.health.registry import HealthRegistry
 from modelpool.periods import CalendarStore, default_cache_path
 from modelpool.protocols import openai_chat as oc
-from modelpool.protocols.effort import read_effort
-from modelpool.protocols.errors import ClientError
-from modelpool.protocols.tokens import estimate_tokens
 from modelpool.routing.call import Call, Candidate
 from modelpool.routing.measurements import RegistryMeasurements
 from modelpool.routing.planner import Planner
-from modelpool.routing.session import session_id
+from modelpool.routing.prepare import prepare_call
 from modelpool.routing.sticky import PinStore
 from modelpool.runtime import Runtime
 from modelpool.state import StateBackend, create_backend
@@ -50,18 +47,6 @@ from modelpool.walk.walker import Walker
 from modelpool.walk.wiring import GatewaySink
 
 log = logging.getLogger("modelpool")
-
-
-class LastPlans(dict[str, Any]):
-    """The most recent plan per session (bounded), so `/admin/sessions/{id}` can say *why*."""
-
-    LIMIT = 1000
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        super().pop(key, None)
-        super().__setitem__(key, value)
-        if len(self) > self.LIMIT:
-            del self[next(iter(self))]
 
 
 class Gateway:
@@ -251,37 +236,7 @@ class Gateway:
 
     def prepare(self, ingress: str, body: dict[str, Any], headers: Mapping[str, str] | None = None) -> Call:
         """Resolve the pool and the call's context; raises `ClientError` (404) for unknown models."""
-        headers = headers or {}
-        rt = self.runtime
-        name = body["model"]
-        forced = headers.get("x-modelpool-route")
-        try:
-            pool = rt.catalog.resolve(forced or name)
-        except UnknownModel as exc:
-            hint = f" — did you mean {', '.join(exc.suggestions)}?" if exc.suggestions else ""
-            raise ClientError(
-                404, f"model {name!r} is not served by any pool{hint}", type="not_found_error", param="model"
-            ) from None
-        if forced and forced not in rt.catalog.routes:
-            raise ClientError(
-                400, f"x-modelpool-route {forced!r} is not a route key", param="x-modelpool-route"
-            )
-        purpose = headers.get("x-modelpool-purpose")
-        return Call(
-            ingress=ingress,
-            body=body,
-            stream=bool(body.get("stream")),
-            pool=pool,
-            requested_model=name,
-            session_id=session_id(headers, body, pool.id),
-            purpose=purpose if purpose and purpose in rt.config.pool.purposes else None,
-            forced_route=forced,
-            effort=read_effort(ingress, body),
-            locale=headers.get("accept-language", "en")[:2].lower(),
-            has_images=oc.has_images(body),
-            has_tools=oc.has_tools(body),
-            est_tokens=estimate_tokens(body, ingress),
-        )
+        return prepare_call(self.runtime, ingress, body, headers or {})
 
     def walker(self, call: Call) -> Walker:
         rt = self.runtime
