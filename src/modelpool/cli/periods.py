@@ -76,24 +76,8 @@ def run_calendar(sync: bool, url: str | None, token: str | None, json: bool, con
 def _remote_calendar(
     sync: bool, url: str | None, token: str | None, config: Path | None
 ) -> dict[str, Any] | None:
-    import json as _json
-    import urllib.request
+    from modelpool.cli.remote import admin_request_if_up
 
-    from modelpool.cli.remote import admin_token, gateway_url
-
-    req = urllib.request.Request(
-        gateway_url(url) + ("/admin/calendar/sync" if sync else "/admin/calendar"),
-        method="POST" if sync else "GET",
-    )
-    tok = admin_token(token, config)
-    if tok:
-        req.add_header("Authorization", f"Bearer {tok}")
-    try:
-        with urllib.request.urlopen(req, timeout=60) as resp:
-            data: dict[str, Any] = _json.loads(resp.read())
-            return data
-    except urllib.error.HTTPError as err:
-        typer.echo(f"error: HTTP {err.code}: {err.read().decode('utf-8', 'replace')}", err=True)
-        raise typer.Exit(1) from None
-    except (urllib.error.URLError, OSError):
-        return None
+    if sync:
+        return admin_request_if_up("POST", "/admin/calendar/sync", url, token, config)  # type: ignore[no-any-return]
+    return admin_request_if_up("GET", "/admin/calendar", url, token, config)  # type: ignore[no-any-return]

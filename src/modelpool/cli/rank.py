@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import json as _json
-import urllib.error
 import urllib.parse
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -38,27 +35,14 @@ def run_rank(
 def _remote(
     model: str, refresh: bool, session: str | None, url: str | None, token: str | None, config: Path | None
 ) -> dict[str, Any] | None:
-    from modelpool.cli.remote import admin_token, gateway_url
+    """The running gateway's ranking (it has the served-by memory); None when no gateway answers."""
+    from modelpool.cli.remote import admin_request_if_up
 
     query = {k: v for k, v in {"refresh": "1" if refresh else None, "session": session}.items() if v}
-    path = (
-        "/admin/ranking/"
-        + urllib.parse.quote(model, safe="/")
-        + ("?" + urllib.parse.urlencode(query) if query else "")
-    )
-    req = urllib.request.Request(gateway_url(url) + path)
-    tok = admin_token(token, config)
-    if tok:
-        req.add_header("Authorization", f"Bearer {tok}")
-    try:
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            data: dict[str, Any] = _json.loads(resp.read())
-            return data
-    except urllib.error.HTTPError as err:
-        typer.echo(f"error: HTTP {err.code}: {err.read().decode('utf-8', 'replace')}", err=True)
-        raise typer.Exit(1) from None
-    except (urllib.error.URLError, OSError):
-        return None  # no gateway: rank from the public stats directly (no served-by line)
+    path = "/admin/ranking/" + urllib.parse.quote(model, safe="/")
+    if query:
+        path += "?" + urllib.parse.urlencode(query)
+    return admin_request_if_up("GET", path, url, token, config, timeout=30)  # type: ignore[no-any-return]
 
 
 async def _offline(model: str, config: Path | None) -> dict[str, Any]:

@@ -62,3 +62,24 @@ def admin_request(
 
 def admin_get(path: str, url: str | None, token: str | None, config: Path | None) -> Any:
     return admin_request("GET", path, url, token, config)
+
+
+def admin_request_if_up(
+    method: str, path: str, url: str | None, token: str | None, config: Path | None, timeout: float = 60
+) -> Any | None:
+    """Like `admin_request`, but None when no gateway answers (for verbs that can also work offline)."""
+    req = urllib.request.Request(gateway_url(url) + path, method=method)
+    tok = admin_token(token, config)
+    if tok:
+        req.add_header("Authorization", f"Bearer {tok}")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return json.loads(resp.read() or b"null")
+    except urllib.error.HTTPError as err:
+        print(
+            f"error: {method} {path} → HTTP {err.code}: {err.read().decode('utf-8', 'replace')}",
+            file=sys.stderr,
+        )
+        raise typer.Exit(1) from None
+    except (urllib.error.URLError, OSError):
+        return None

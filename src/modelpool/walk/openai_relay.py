@@ -23,6 +23,7 @@ from modelpool.protocols.effort import nearest_effort, write_effort
 from modelpool.protocols.sse import SSEParser
 from modelpool.routing.call import Call, Candidate
 from modelpool.upstream.client import AttemptFailure, UpstreamClient
+from modelpool.walk.streaming import drain, in_stream_failure_kind, read_chunk, stream_result
 from modelpool.walk.walker import AttemptResult, CommittedFailure, WalkState
 
 Emit = Callable[[bytes], Awaitable[None]]
@@ -34,7 +35,6 @@ SSE_HEADERS = [
     (b"x-accel-buffering", b"no"),
 ]
 JSON_HEADERS = [(b"content-type", b"application/json")]
-DRAIN_TIMEOUT = 0.25
 
 
 Order = Callable[[Call, Candidate], list[str] | None]
@@ -105,7 +105,7 @@ class OpenAIStreamRelay:
         except BaseException:
             resp.close()  # closes the connection at once: a cancelled call stops the upstream too
             raise
-        await _drain(resp)
+        await drain(resp)
         return result
 
     async def _open(self, cand: Candidate) -> aiohttp.ClientResponse:
@@ -133,11 +133,11 @@ class OpenAIStreamRelay:
         reader = resp.content
         try:
             while True:
-                data = await self._read(reader, deadline if first_at is None else None)
+                data = await read_chunk(reader, deadline if first_at is None else None)
                 for ev in parser.feed(data) if data else parser.close():
                     if ev.is_done:
                         await self._finish(held, tail, out)
-                        return self._result(t0, first_at)
+                        return stream_result(t0, first_at, self.usage)
                     if self.committed and any(m in ev.data for m in oc.NOT_FINAL_MARKERS):
                         out.append(ev.raw)  # post-commit fast path: no JSON parse
                         continue
@@ -161,19 +161,6 @@ class OpenAIStreamRelay:
             data = out[0] if len(out) == 1 else b"".join(out)
             out.clear()
             await self._emit(data)
-
-    async def _read(self, reader: aiohttp.StreamReader, deadline: float | None) -> bytes:
-        try:
-            if deadline is None:
-                return await reader.readany()
-            async with asyncio.timeout_at(deadline):
-                return await reader.readany()
-        except TimeoutError:
-            raise AttemptFailure(
-                FailureKind.NETWORK, "stall: no upstream event before the first-byte timeout"
-            ) from None
-        except (aiohttp.ClientError, ConnectionError) as exc:
-            raise AttemptFailure(FailureKind.NETWORK, f"stream broken: {type(exc).__name__}: {exc}") from None
 
     async def _forward(self, raw: bytes, info: oc.ChunkInfo, held: list[bytes], out: list[bytes]) -> None:
         if not info.meaningful:
@@ -213,39 +200,7 @@ class OpenAIStreamRelay:
         message = error.get("message") if isinstance(error, dict) else None
         if not isinstance(message, str):
             message = orjson.dumps(error).decode()
-        status = error.get("code") if isinstance(error, dict) else None
-        kind = classify(status if isinstance(status, int) else None, message)
-        if kind is FailureKind.REQUEST:
-            kind = (
-                FailureKind.SERVER
-            )  # an error inside a 200 stream is the route's failure, not the request's
-        return AttemptFailure(kind, f"upstream error in stream: {message}")
-
-    def _result(self, t0: float, first_at: float | None) -> AttemptResult:
-        ttft = (first_at - t0) if first_at is not None else None
-        tps = None
-        if first_at is not None and isinstance(self.usage, dict):
-            tokens = self.usage.get("completion_tokens")
-            elapsed = time.monotonic() - first_at
-            if isinstance(tokens, int) and tokens > 1 and elapsed > 0:
-                tps = tokens / elapsed
-        return AttemptResult(ttft=ttft, tokens_per_s=tps)
-
-
-async def _drain(resp: aiohttp.ClientResponse) -> None:
-    """After `[DONE]`, read the (usually empty) rest of the body so the connection goes back to the pool.
-
-    Closing instead would throw the connection away whenever the chunked-encoding end marker had not
-    arrived yet — a new TCP/TLS handshake on the next call. A body that does not end promptly is closed.
-    """
-    try:
-        async with asyncio.timeout(DRAIN_TIMEOUT):
-            while await resp.content.readany():
-                pass
-    except (TimeoutError, aiohttp.ClientError, ConnectionError):
-        resp.close()
-        return
-    resp.release()
+        return AttemptFailure(in_stream_failure_kind(message), f"upstream error in stream: {message}")
 
 
 class OpenAIOnceRelay:

@@ -17,7 +17,7 @@ import aiohttp
 import orjson
 
 from modelpool.aggregators import RoutingRecord, find_routing, inject_order
-from modelpool.health.classify import FailureKind, classify
+from modelpool.health.classify import FailureKind
 from modelpool.protocols.effort import nearest_effort, write_effort
 from modelpool.protocols.sse import SSEParser
 from modelpool.protocols.translate_body import MalformedUpstreamBody, translate_body
@@ -30,7 +30,8 @@ from modelpool.protocols.translate_responses import responses_to_anthropic, resp
 from modelpool.protocols.translate_stream import StreamTranslator, UpstreamStreamError
 from modelpool.routing.call import Call, Candidate
 from modelpool.upstream.client import AttemptFailure, UpstreamClient
-from modelpool.walk.openai_relay import SSE_HEADERS, Emit, Order, Start, _drain, upstream_headers
+from modelpool.walk.openai_relay import SSE_HEADERS, Emit, Order, Start, upstream_headers
+from modelpool.walk.streaming import drain, in_stream_failure_kind, read_chunk, stream_result
 from modelpool.walk.walker import AttemptResult, CommittedFailure, WalkState
 
 _TRANSLATE: dict[tuple[str, str], Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -142,7 +143,7 @@ class TranslatingStreamRelay:
         except BaseException:
             resp.close()
             raise
-        await _drain(resp)
+        await drain(resp)
         return result
 
     async def _open(self, url: str, cand: Candidate, body: bytes) -> aiohttp.ClientResponse:
@@ -159,7 +160,7 @@ class TranslatingStreamRelay:
         first_at: float | None = None
         deadline = asyncio.get_running_loop().time() + self.client.timeouts.first_byte
         while True:
-            data = await _read(resp.content, deadline if first_at is None else None)
+            data = await read_chunk(resp.content, deadline if first_at is None else None)
             out: list[bytes] = []
             try:
                 for ev in parser.feed(data) if data else parser.close():
@@ -170,13 +171,13 @@ class TranslatingStreamRelay:
                         break
             except UpstreamStreamError as exc:
                 await self._send(out)
-                raise AttemptFailure(_stream_kind(str(exc)), str(exc)) from None
+                raise AttemptFailure(in_stream_failure_kind(str(exc)), str(exc)) from None
             if t.upstream_done:
                 self.routing = find_routing(t.upstream_extra) or self.routing
                 t.set_metadata(self.state.metadata())
                 out.append(t.finish())
                 await self._send(out, final=True)
-                return _result(t0, first_at, t.usage)
+                return stream_result(t0, first_at, t.usage)
             await self._send(out)
             if not data:
                 raise AttemptFailure(FailureKind.NETWORK, "upstream stream ended without its terminator")
@@ -264,34 +265,3 @@ def _prepend_notice(obj: dict[str, Any], dialect: str, notice: str) -> None:
         for choice in obj.get("choices") or []:
             message = choice.get("message") or {}
             message["content"] = notice + (message.get("content") or "")
-
-
-async def _read(reader: aiohttp.StreamReader, deadline: float | None) -> bytes:
-    try:
-        if deadline is None:
-            return await reader.readany()
-        async with asyncio.timeout_at(deadline):
-            return await reader.readany()
-    except TimeoutError:
-        raise AttemptFailure(
-            FailureKind.NETWORK, "stall: no upstream event before the first-byte timeout"
-        ) from None
-    except (aiohttp.ClientError, ConnectionError) as exc:
-        raise AttemptFailure(FailureKind.NETWORK, f"stream broken: {type(exc).__name__}: {exc}") from None
-
-
-def _stream_kind(message: str) -> FailureKind:
-    kind = classify(None, message)
-    # An error inside a 200 stream is the route's failure, not the request's.
-    return FailureKind.SERVER if kind is FailureKind.REQUEST else kind
-
-
-def _result(t0: float, first_at: float | None, usage: dict[str, int] | None) -> AttemptResult:
-    ttft = (first_at - t0) if first_at is not None else None
-    tps = None
-    if first_at is not None and usage:
-        tokens = usage.get("completion_tokens")
-        elapsed = time.monotonic() - first_at
-        if isinstance(tokens, int) and tokens > 1 and elapsed > 0:
-            tps = tokens / elapsed
-    return AttemptResult(ttft=ttft, tokens_per_s=tps)
