@@ -57,6 +57,7 @@ def test_keep_ends_the_call_with_the_original_error(failing_alpha: FleetThread, 
             call.result(10)
         assert info.value.status_code == 502
         assert [(a["route"], a["kind"]) for a in info.value.body["attempts"]] == [("alpha/m1", "server")]
+        assert "the switch to beta/m1 was declined" in info.value.body["message"]
         assert pending(gw) == []
         # the question reached the watcher live over SSE, and nothing switched
         wait_for(lambda: bool(watcher.of("question-closed")), what="question-closed event")

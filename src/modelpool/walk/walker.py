@@ -121,6 +121,7 @@ class Walker:
         self._on_switch = on_switch
         self._consent = consent
         self.served: Candidate | None = None
+        self.declined: str | None = None  # the route a consent question refused to switch to
 
     async def run(self, attempt: Attempt) -> Candidate:
         """Walk the candidates until one attempt succeeds; raise `WalkFailed` when none did."""
@@ -134,7 +135,9 @@ class Walker:
                 continue
             if last is not None:
                 if not await self._may_switch(cand, last):
-                    break  # the user kept the current model: the call ends with the original error
+                    # The user kept the current model: the call ends with the original error.
+                    self.declined = cand.key
+                    break
                 self._switching(cand, last)
             last = await self._try_route(
                 cand, attempt, retries=0 if no_failover else self.cfg.retries_per_route
@@ -230,4 +233,10 @@ class Walker:
             err.status = 429
         elif not attempts:
             err.status = 503
+        if self.declined is not None and attempts:
+            last = attempts[-1]
+            err.message_override = (
+                f"pool {self.call.pool.id!r}: {last.route} failed ({last.kind}: {last.message[:200]}); "
+                f"the switch to {self.declined} was declined"
+            )
         return err
