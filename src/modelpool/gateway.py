@@ -42,7 +42,7 @@ from modelpool.upstream.client import UpstreamClient
 from modelpool.upstream.discovery import Discovery
 from modelpool.upstream.providers import ProviderEndpoint, build_endpoint
 from modelpool.walk.consent import QuestionBoard
-from modelpool.walk.openai_relay import OpenAIOnceRelay, OpenAIStreamRelay
+from modelpool.walk.relays import once_relay, stream_relay
 from modelpool.walk.walker import Walker
 from modelpool.walk.wiring import GatewaySink
 
@@ -336,7 +336,7 @@ class Gateway:
         req = oc.parse_request(orjson.dumps({**request, "stream": False}))
         call = self.prepare("openai", req, headers)
         walker = self.walker(call)
-        relay = OpenAIOnceRelay(call, self.client, self.inner_order)
+        relay = once_relay(call, walker.plan, self.client, self.inner_order)
         await walker.run(relay.attempt)
         self.finish(call, walker, relay.routing)
         result: dict[str, Any] = orjson.loads(relay.final_body(walker.state))
@@ -355,7 +355,7 @@ class Gateway:
         async def start(_status: int, _headers: list[tuple[bytes, bytes]]) -> None:
             return None
 
-        relay = OpenAIStreamRelay(call, self.client, walker.state, start, queue.put, self.inner_order)
+        relay = stream_relay(call, walker.plan, self.client, walker.state, start, queue.put, self.inner_order)
         task = asyncio.create_task(walker.run(relay.attempt))
         task.add_done_callback(lambda _t: queue.put_nowait(None))
         from modelpool.protocols.sse import SSEParser

@@ -207,6 +207,15 @@ def calendar(
     run_calendar(action == "sync", url, token, json, config)
 
 
+@app.command()
+def mcp(url: UrlOpt = None, token: TokenOpt = None, config: ConfigOpt = None) -> None:
+    """MCP server over stdio (agent tools: status, probe, pin, rank, period) for a running gateway."""
+    from modelpool.cli.remote import admin_token, gateway_url
+    from modelpool.mcp.stdio import run_stdio
+
+    run_stdio(gateway_url(url), admin_token(token, config))
+
+
 @config_app.command("check")
 def config_check(
     file: Annotated[Path | None, typer.Argument(help="Config file to validate.")] = None,

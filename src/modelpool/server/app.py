@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
+from modelpool.mcp.http import McpEndpoint
 from modelpool.protocols import openai_chat as oc
 from modelpool.server.admin_api import admin_routes, json_response
 from modelpool.server.asgi import Receive, Scope, Send, header_map, send_bytes
@@ -25,6 +26,7 @@ log = logging.getLogger("modelpool.server")
 
 def build_app(gw: Gateway) -> Any:
     starlette = _starlette_app(gw)
+    mcp = McpEndpoint(gw)  # MCP over streamable HTTP at /mcp (admin token)
 
     routes = {
         "/v1/chat/completions": INGRESSES["openai"],
@@ -46,16 +48,19 @@ def build_app(gw: Gateway) -> Any:
                 else:
                     await handle_call(gw, ingress, scope, receive, send)
                 return
+            if path == "/mcp" or path.startswith("/mcp/"):
+                await mcp(scope, receive, send)
+                return
             await starlette(scope, receive, send)
         elif scope["type"] == "lifespan":
-            await _lifespan(gw, receive, send)
+            await _lifespan(gw, receive, send, mcp)
         else:
             await starlette(scope, receive, send)
 
     return app
 
 
-async def _lifespan(gw: Gateway, receive: Receive, send: Send) -> None:
+async def _lifespan(gw: Gateway, receive: Receive, send: Send, mcp: McpEndpoint) -> None:
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
@@ -67,6 +72,7 @@ async def _lifespan(gw: Gateway, receive: Receive, send: Send) -> None:
                 return
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
+            await mcp.close()
             await gw.close()
             await send({"type": "lifespan.shutdown.complete"})
             return

@@ -22,9 +22,9 @@ from modelpool.protocols import responses as rs
 from modelpool.protocols.errors import ClientError, WalkFailed
 from modelpool.routing.call import Call
 from modelpool.server.asgi import DisconnectWatch, Receive, Scope, Send, header_map, read_body, send_bytes
-from modelpool.walk.openai_relay import OpenAIOnceRelay, OpenAIStreamRelay
-from modelpool.walk.translate_relay import TranslatingOnceRelay, TranslatingStreamRelay
-from modelpool.walk.walker import CommittedFailure, Walker
+from modelpool.walk.relays import StreamRelay, once_relay, stream_relay
+from modelpool.walk.translate_relay import TranslatingStreamRelay
+from modelpool.walk.walker import CommittedFailure
 
 if TYPE_CHECKING:
     from modelpool.gateway import Gateway
@@ -94,18 +94,9 @@ async def handle_call(gw: Gateway, ingress: Ingress, scope: Scope, receive: Rece
         watch.finish()
 
 
-def _passthrough(call: Call, walker: Walker) -> bool:
-    """OpenAI client, OpenAI-compatible routes only: relay the upstream bytes as they are."""
-    return call.ingress == "openai" and not any(c.endpoint.speaks_anthropic for c in walker.plan.candidates)
-
-
 async def _once(gw: Gateway, ingress: Ingress, call: Call, send: Send, watch: DisconnectWatch) -> None:
     walker = gw.walker(call)
-    relay: OpenAIOnceRelay | TranslatingOnceRelay
-    if _passthrough(call, walker):
-        relay = OpenAIOnceRelay(call, gw.client, gw.inner_order)
-    else:
-        relay = TranslatingOnceRelay(call, gw.client, gw.inner_order)
+    relay = once_relay(call, walker.plan, gw.client, gw.inner_order)
     try:
         await walker.run(relay.attempt)
     except WalkFailed as err:
@@ -127,13 +118,7 @@ async def _stream(gw: Gateway, ingress: Ingress, call: Call, send: Send, watch: 
     async def emit(data: bytes) -> None:
         await send({"type": "http.response.body", "body": data, "more_body": True})
 
-    relay: OpenAIStreamRelay | TranslatingStreamRelay
-    if _passthrough(call, walker):
-        relay = OpenAIStreamRelay(call, gw.client, walker.state, start, emit, gw.inner_order)
-    else:
-        relay = TranslatingStreamRelay(
-            call, gw.client, walker.state, start, emit, gw.inner_order, call.est_tokens
-        )
+    relay = stream_relay(call, walker.plan, gw.client, walker.state, start, emit, gw.inner_order)
     try:
         await walker.run(relay.attempt)
     except WalkFailed as err:
@@ -154,9 +139,7 @@ async def _stream(gw: Gateway, ingress: Ingress, call: Call, send: Send, watch: 
     await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-def _stream_error(
-    ingress: Ingress, relay: OpenAIStreamRelay | TranslatingStreamRelay, err: WalkFailed
-) -> bytes:
+def _stream_error(ingress: Ingress, relay: StreamRelay, err: WalkFailed) -> bytes:
     if isinstance(relay, TranslatingStreamRelay) and relay.t is not None:
         return relay.t.error(err.message, err.type, err.status)
     return ingress.stream_error(err.message, err.type)
