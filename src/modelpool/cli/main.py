@@ -16,8 +16,10 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
+    # Plain help: rendering it with rich costs ~160 ms of imports on every `modelpool --help`.
+    rich_markup_mode=None,
 )
-config_app = typer.Typer(help="Configuration tools.", no_args_is_help=True)
+config_app = typer.Typer(help="Configuration tools.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(config_app, name="config")
 
 ConfigOpt = Annotated[
