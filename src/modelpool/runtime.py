@@ -43,6 +43,10 @@ class Runtime:
     def provider_order(self, now: float | None = None) -> tuple[list[str], str]:
         """The base order in force and where it comes from (SPEC §3.1 step 4, §7): the period's list,
         or `pool.provider_order` when that list is empty (inherit)."""
+        peak = self.config.peak
+        if not peak.peak_provider_order and not peak.off_peak_provider_order:
+            # Both period lists empty: the overlay has no opinion, so no need to evaluate the period.
+            return self.config.pool.provider_order, "pool.provider_order"
         return self.policy().provider_order_with_source(self.config.pool, now)
 
     def weight(self, provider_id: str) -> float:

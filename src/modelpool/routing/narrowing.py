@@ -41,8 +41,9 @@ def demotion(call: Call, cand: Candidate) -> str | None:
 
 def demote(call: Call, ordered: list[Candidate]) -> list[Candidate]:
     """Stable partition: demoted candidates keep their relative order behind the others."""
-    if not call.has_tools and not call.est_tokens:
-        return ordered
+    smallest = call.pool.capabilities.context_window  # the minimum over the pool's routes
+    if not call.has_tools and (smallest is None or call.est_tokens <= smallest):
+        return ordered  # nothing to demote: skip the per-route pass on the hot path
     front: list[Candidate] = []
     back: list[Candidate] = []
     for c in ordered:
