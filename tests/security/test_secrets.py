@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
-from gateway_server import ADMIN_TOKEN, GatewayServer
 
+from gateway_server import ADMIN_TOKEN, GatewayServer
 from modelpool.sim import Fault, FleetSpec, FleetThread, SimModel, SimProvider
 
 CANARY = "sk-canary-7f3a9c1e5b2d4f60"
