@@ -73,6 +73,8 @@ def _walk(value: Any) -> tuple[int, int]:
     if not isinstance(value, dict):
         return 0, 0
     kind = value.get("type")
+    if not isinstance(kind, str):  # client input: `type` may be any JSON value (unhashable list/dict)
+        kind = None
     if kind in _IMAGE_TYPES:
         return 0, IMAGE_TOKENS
     if kind in _FILE_TYPES:

@@ -65,7 +65,18 @@ def upstream_body(call: Call, cand: Candidate, order: Order | None = None) -> by
         inner = order(call, cand)
         if inner:
             body = inject_order(body, cand.endpoint.kind, inner) or body
-    return orjson.dumps(body)
+    return encode_request(body)
+
+
+def encode_request(body: dict[str, Any]) -> bytes:
+    """The upstream request body. orjson decodes JSON nested up to 1024 levels but encodes only 254: a
+    deeper client body is the request's fault (a 400 for the client), not a 500 nor the route's fault."""
+    try:
+        return orjson.dumps(body)
+    except orjson.JSONEncodeError as exc:
+        raise AttemptFailure(
+            FailureKind.REQUEST, f"request body cannot be encoded: {exc}", status=400
+        ) from None
 
 
 class OpenAIStreamRelay:

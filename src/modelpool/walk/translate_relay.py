@@ -19,6 +19,7 @@ import orjson
 from modelpool.aggregators import RoutingRecord, find_routing, inject_order
 from modelpool.health.classify import FailureKind
 from modelpool.protocols.effort import nearest_effort, write_effort
+from modelpool.protocols.errors import ClientError
 from modelpool.protocols.sse import SSEParser
 from modelpool.protocols.translate_body import MalformedUpstreamBody, translate_body
 from modelpool.protocols.translate_request import (
@@ -30,7 +31,7 @@ from modelpool.protocols.translate_responses import responses_to_anthropic, resp
 from modelpool.protocols.translate_stream import StreamTranslator, UpstreamStreamError
 from modelpool.routing.call import Call, Candidate
 from modelpool.upstream.client import AttemptFailure, UpstreamClient
-from modelpool.walk.openai_relay import SSE_HEADERS, Emit, Order, Start, upstream_headers
+from modelpool.walk.openai_relay import SSE_HEADERS, Emit, Order, Start, encode_request, upstream_headers
 from modelpool.walk.streaming import drain, in_stream_failure_kind, read_chunk, stream_result
 from modelpool.walk.walker import AttemptResult, CommittedFailure, WalkState
 
@@ -59,7 +60,12 @@ class UpstreamRequest:
         target = dialect_of(cand)
         base = self._by_dialect.get(target)
         if base is None:
-            base = self._by_dialect[target] = self._translate(target)
+            try:
+                base = self._by_dialect[target] = self._translate(target)
+            except ClientError as err:
+                # The request cannot be carried into this route's dialect (e.g. an unknown content part):
+                # the request's fault, not the route's — another route may still take it as it is.
+                raise AttemptFailure(FailureKind.REQUEST, err.message, status=err.status) from None
         body = dict(base)
         body["model"] = cand.route.model_id
         effort = nearest_effort(self.call.effort, cand.route.capabilities.efforts)
@@ -75,7 +81,7 @@ class UpstreamRequest:
             if inner:
                 body = inject_order(body, cand.endpoint.kind, inner) or body
         url = cand.endpoint.messages_url if target == "anthropic" else cand.endpoint.chat_url
-        return url, orjson.dumps(body), effort
+        return url, encode_request(body), effort
 
     def _translate(self, target: str) -> dict[str, Any]:
         src = self.call.ingress
