@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from modelpool.protocols import openai_chat
 from modelpool.protocols.errors import ClientError, WalkFailed
 from modelpool.protocols.mapping import usage_from_anthropic
 from modelpool.protocols.sse import SSEEvent
@@ -73,10 +74,7 @@ def error_type_for(type: str | None, status: int) -> str:
 
 
 def parse_request(body: bytes) -> dict[str, Any]:
-    try:
-        req = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise ClientError(400, f"request body is not valid JSON: {exc}") from None
+    req = openai_chat.decode_body(body)
     check_request(req)
     return req  # type: ignore[no-any-return]
 

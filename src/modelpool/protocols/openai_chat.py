@@ -18,12 +18,17 @@ from modelpool.protocols.errors import ClientError, WalkFailed
 NOT_FINAL_MARKERS = (b'"finish_reason":null', b'"finish_reason": null')
 
 
-def parse_request(body: bytes) -> dict[str, Any]:
-    """Decode and check the fields the gateway relies on; the upstream checks the rest."""
+def decode_body(body: bytes) -> Any:
+    """The request body as JSON; invalid JSON (or UTF-8) is the client's 400, in every dialect."""
     try:
-        req = orjson.loads(body)
+        return orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise ClientError(400, f"request body is not valid JSON: {exc}") from None
+
+
+def parse_request(body: bytes) -> dict[str, Any]:
+    """Decode and check the fields the gateway relies on; the upstream checks the rest."""
+    req = decode_body(body)
     if not isinstance(req, dict):
         raise ClientError(400, "request body must be a JSON object")
     model = req.get("model")

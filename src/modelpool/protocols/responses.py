@@ -33,10 +33,7 @@ _ECHO = (
 
 
 def parse_request(body: bytes) -> dict[str, Any]:
-    try:
-        req = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise ClientError(400, f"request body is not valid JSON: {exc}") from None
+    req = openai_chat.decode_body(body)
     check_request(req)
     return req  # type: ignore[no-any-return]
 
