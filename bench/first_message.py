@@ -427,7 +427,7 @@ def main(argv: list[str] | None = None) -> int:
             ranking = warm_ranking(gateway, args.model, args.warm_timeout)
         doc["ranking"] = {k: ranking.get(k) for k in ("order", "best_tps", "stats_age_s", "min_uptime")}
         doc["wall_s"] = round(wall, 1)
-        doc["gateway_log_errors"] = _log_errors(gateway)
+        doc["gateway_log_errors"] = procs.log_errors(gateway)
         doc["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     except KeyboardInterrupt:
         print("interrupted: stopping the children", file=sys.stderr)
@@ -437,12 +437,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         children.stop_all()
-        if args.keep_logs:
-            print(f"logs and configs kept in {workdir}")
-        else:
-            for f in workdir.iterdir():
-                f.unlink()
-            workdir.rmdir()
+        procs.cleanup_workdir(workdir, args.keep_logs)
     _output(doc, warm, calls, args)
     return 0
 
@@ -454,11 +449,6 @@ def _run(coro: Any) -> Any:
         return uvloop.run(coro)
     except ImportError:  # pragma: no cover - uvloop ships with uvicorn[standard]
         return asyncio.run(coro)
-
-
-def _log_errors(child: procs.Child) -> int:
-    text = child.log_path.read_text(errors="replace")
-    return text.count(" ERROR ") + text.count("Traceback (most recent call last)")
 
 
 def _output(doc: dict[str, Any], warm: list[Call], calls: list[Call], args: argparse.Namespace) -> None:

@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
             results = uvloop.run(run_all(targets, sim, args))
         except ImportError:  # pragma: no cover - uvloop ships with uvicorn[standard]
             results = asyncio.run(run_all(targets, sim, args))
-        doc["gateway_log_errors"] = _log_errors(gateway)
+        doc["gateway_log_errors"] = procs.log_errors(gateway)
         doc["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     except KeyboardInterrupt:
         print("interrupted: stopping the children", file=sys.stderr)
@@ -292,12 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         children.stop_all()
-        if args.keep_logs:
-            print(f"logs and configs kept in {workdir}")
-        else:
-            for f in workdir.iterdir():
-                f.unlink()
-            workdir.rmdir()
+        procs.cleanup_workdir(workdir, args.keep_logs)
     _output(doc, results, args)
     return 0
 
@@ -320,12 +315,6 @@ def _maybe_litellm(
     print(f"LiteLLM pid {lite.pid} at {lite.url}")
     targets.append(Target("litellm", f"{lite.url}/v1/chat/completions", lite))
     return {"version": version, "executable": exe}
-
-
-def _log_errors(child: procs.Child) -> int:
-    """Errors the gateway logged during the run (log level warning: each one is worth a look)."""
-    text = child.log_path.read_text(errors="replace")
-    return text.count(" ERROR ") + text.count("Traceback (most recent call last)")
 
 
 def _output(doc: dict[str, Any], results: list[dict[str, Any]], args: argparse.Namespace) -> None:

@@ -328,3 +328,19 @@ def start_litellm(children: Children, exe: str, model: str, upstream_base: str) 
     # LiteLLM imports a lot before it listens: allow a generous start.
     wait_until("LiteLLM", child, lambda: http_ok(f"{child.url}/health/liveliness"), 120)
     return child
+
+
+def log_errors(child: Child) -> int:
+    """Errors a child logged during the run (the gateway logs at warning: each one is worth a look)."""
+    text = child.log_path.read_text(errors="replace")
+    return text.count(" ERROR ") + text.count("Traceback (most recent call last)")
+
+
+def cleanup_workdir(workdir: Path, keep: bool) -> None:
+    """Remove the run's logs and configs, unless the user asked to keep them."""
+    if keep:
+        print(f"logs and configs kept in {workdir}")
+        return
+    for f in workdir.iterdir():
+        f.unlink()
+    workdir.rmdir()
