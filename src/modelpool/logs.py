@@ -14,8 +14,6 @@ from typing import IO, Any
 
 import orjson
 
-_SKIP = frozenset({None, ""})
-
 
 def _ts(created: float) -> str:
     return datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -48,7 +46,7 @@ class TextFormatter(logging.Formatter):
         fields = getattr(record, "call", None)
         if not isinstance(fields, dict):
             return line
-        pairs = [f"{k}={_text(v)}" for k, v in fields.items() if v not in _SKIP and v != []]
+        pairs = [f"{k}={_text(v)}" for k, v in fields.items() if v is not None and v != "" and v != []]
         return line + " " + " ".join(pairs)
 
 
