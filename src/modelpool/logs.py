@@ -7,16 +7,36 @@ propagate here (its access log stays off: the call line replaces it).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import IO, Any
 
 import orjson
 
 
-def _ts(created: float) -> str:
-    return datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+class _Clock:
+    """ISO-8601 UTC timestamps with milliseconds; the part up to the second is formatted once a second
+    (a call line is written per call, and datetime formatting cost more than the rest of the line)."""
+
+    __slots__ = ("prefix", "second")
+
+    def __init__(self) -> None:
+        self.second = -1
+        self.prefix = ""
+
+    def __call__(self, created: float) -> str:
+        second = int(created)
+        if second != self.second:
+            self.second = second
+            self.prefix = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        return f"{self.prefix}.{int((created - second) * 1000):03d}Z"
+
+
+_ts = _Clock()
 
 
 class JsonFormatter(logging.Formatter):
@@ -66,7 +86,24 @@ def wants_json(fmt: str, stream: IO[str]) -> bool:
 
 
 class _Handler(logging.StreamHandler):  # type: ignore[type-arg]
-    """Marks the handler this module installed, so a second setup replaces it instead of doubling lines."""
+    """The handler this module installs (a second setup replaces it instead of doubling lines)."""
+
+    def write_call(self, fields: dict[str, Any]) -> None:
+        """A JSON call line without a LogRecord: one per client call, and the logging machinery (record,
+        filters, formatter) cost several times the line itself. Same shape as `JsonFormatter`'s."""
+        line = {"ts": _ts(time.time()), "level": "info", "logger": CALL_LOGGER, "msg": "call", **fields}
+        text = orjson.dumps(line, default=str).decode() + "\n"
+        with self.lock or contextlib.nullcontext():
+            try:
+                self.stream.write(text)
+                self.stream.flush()
+            except (OSError, ValueError):
+                pass  # a closed or broken stderr must not fail a call
+
+
+CALL_LOGGER = "modelpool.calls"
+# Set by `setup_logging` in JSON mode: `Observer.done` hands the call line to it directly.
+fast_call_line: Callable[[dict[str, Any]], None] | None = None
 
 
 def setup_logging(level: str = "info", fmt: str = "auto", stream: IO[str] | None = None) -> str:
@@ -80,4 +117,6 @@ def setup_logging(level: str = "info", fmt: str = "auto", stream: IO[str] | None
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(getattr(logging, level.upper(), logging.INFO))
+    global fast_call_line
+    fast_call_line = handler.write_call if use_json else None
     return "json" if use_json else "text"

@@ -14,6 +14,7 @@ import anthropic
 import httpx
 import openai
 
+from modelpool import logs
 from modelpool.logs import setup_logging
 from modelpool.sim import Fault, FleetThread
 from serve_process import serve_process
@@ -114,6 +115,7 @@ def test_text_on_a_terminal_json_elsewhere_and_a_second_setup_does_not_double_li
         logging.getLogger("modelpool.x").info("plain")
         assert "INFO modelpool.x: plain" in forced.getvalue()
     finally:
+        logs.fast_call_line = None
         for h in list(root.handlers):
             root.removeHandler(h)
         for h in saved[1]:

@@ -15,7 +15,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 WORKER = """
 import sys
+from types import SimpleNamespace
 from modelpool.config import load_config
+from modelpool.protocols.errors import AttemptRecord
 from modelpool.gateway import Gateway
 
 gw = Gateway(load_config({"state": {"backend": "memory"}, "holidays": {"source": "bundled"}}), env={})
@@ -24,9 +26,19 @@ for _ in range(calls):
     trace = gw.observer.begin("anthropic", {})
     trace.status, trace.outcome = 404, "rejected"
     gw.observer.done(trace)
-gw.observer.in_flight("p/m").inc(calls)  # attempts still open when the worker stops
+    # and one served call, switched from a failing route (attempt records as the walker keeps them)
+    served = gw.observer.begin("openai", {})
+    failure = AttemptRecord(route="q/m", kind="server", status=500)
+    served.walker = SimpleNamespace(
+        served=SimpleNamespace(key="p/m"), state=SimpleNamespace(attempts=[failure], switched_from="q/m")
+    )
+    served.up_start = served.up_end = served.t0
+    gw.observer.done(served)
+gw.observer.in_flight["p/m"] = calls  # attempts still open when the worker stops
 if mode == "close":
     gw.observer.close()  # a clean shutdown takes its live gauges out of the sum
+elif mode == "keep":
+    gw.observer.flush()
 elif mode == "scrape":
     sys.stdout.write(gw.observer.render().decode())
 """
@@ -55,6 +67,14 @@ def test_workers_share_one_directory_and_a_scrape_sums_them(tmp_path: Path) -> N
     rejected = frozenset({"dialect": "anthropic", "pool": "", "route": "", "outcome": "rejected"}.items())
     assert samples[("modelpool_requests_total", rejected)] == 5  # 2 + 3 from two processes
     assert samples[("modelpool_in_flight", frozenset({"route": "p/m"}.items()))] == 3  # the closed one left
+    route = frozenset({"route": "p/m"}.items())
+    assert samples[("modelpool_request_duration_seconds_count", route)] == 5
+    assert samples[("modelpool_request_duration_seconds_bucket", route | {("le", "+Inf")})] == 5
+    assert samples[("modelpool_request_duration_seconds_bucket", route | {("le", "0.1")})] == 5  # instant
+    switch = frozenset({"from_route": "q/m", "to_route": "p/m", "kind": "server"}.items())
+    assert samples[("modelpool_switches_total", switch)] == 5
+    openai = frozenset({"dialect": "openai"}.items())
+    assert samples[("modelpool_gateway_overhead_seconds_count", openai)] == 5
     # The scrape-time gauges of the answering worker ride along.
     assert samples[("modelpool_calendar_status", frozenset({"status": "bundled"}.items()))] == 1
     assert any(name.startswith("modelpool_") for name, _ in samples)

@@ -6,15 +6,19 @@ ended (whatever the outcome), `render()` for a scrape.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import Metric
+from prometheus_client.registry import Collector
 
+from modelpool import logs
 from modelpool.observe.collector import GatewayCollector
-from modelpool.observe.metrics import Metrics, multiprocess_dir
+from modelpool.observe.metrics import Flusher, Tally, multiprocess_dir
 from modelpool.observe.trace import CallTrace, usage_tokens
 
 if TYPE_CHECKING:
@@ -25,19 +29,35 @@ __all__ = ["CallTrace", "Observer"]
 call_log = logging.getLogger("modelpool.calls")
 
 
+class _Scrape(Collector):
+    def __init__(self, tally: Tally) -> None:
+        self.tally = tally
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        return self.tally.families()
+
+
 class Observer:
+    FLUSH_DELAY = 1.0  # multiprocess: a call's numbers reach the shared files within this many seconds
+
     def __init__(self, gw: Gateway) -> None:
         self.mp_dir = multiprocess_dir()
+        self.tally = Tally()
+        self.in_flight = self.tally.in_flight
         self._collector = GatewayCollector(gw)
-        if self.mp_dir:
-            # Values live in the shared directory; a scrape builds a fresh registry that sums them.
-            self.registry = None
-            self.metrics = Metrics(None)
+        self._flusher = Flusher(self.tally) if self.mp_dir else None
+        self._flush_pending = False
+        self.registry = CollectorRegistry(auto_describe=False)
+        if self._flusher is None:
+            self.registry.register(_Scrape(self.tally))
         else:
-            self.registry = CollectorRegistry(auto_describe=False)
-            self.metrics = Metrics(self.registry)
-            self.registry.register(self._collector)
-        self.in_flight = self.metrics.in_flight
+            from prometheus_client import multiprocess
+
+            multiprocess.MultiProcessCollector(self.registry, path=self.mp_dir)
+        self.registry.register(self._collector)
 
     def begin(self, ingress: str, headers: Mapping[str, str]) -> CallTrace:
         return CallTrace(ingress, headers)
@@ -45,26 +65,42 @@ class Observer:
     def done(self, trace: CallTrace) -> None:
         try:
             trace.end()
-            self.metrics.record(trace)
+            self.tally.record(trace)
             if call_log.isEnabledFor(logging.INFO):
-                call_log.info("call", extra={"call": call_fields(trace)})
+                fast = logs.fast_call_line
+                if fast is not None:
+                    fast(call_fields(trace))
+                else:
+                    call_log.info("call", extra={"call": call_fields(trace)})
+            if self._flusher is not None and not self._flush_pending:
+                self._schedule_flush()
         except Exception:  # the answer already went out: bookkeeping must never turn it into an error
             logging.getLogger("modelpool.observe").exception("recording call %s failed", trace.request_id)
 
-    def render(self) -> bytes:
-        if self.registry is not None:
-            return generate_latest(self.registry)
-        from prometheus_client import multiprocess
+    def _schedule_flush(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            return
+        self._flush_pending = True
+        loop.call_later(self.FLUSH_DELAY, self.flush)
 
-        registry = CollectorRegistry(auto_describe=False)
-        multiprocess.MultiProcessCollector(registry, path=self.mp_dir)
-        registry.register(self._collector)
-        return generate_latest(registry)
+    def flush(self) -> None:
+        """Multiprocess mode: write this worker's new numbers to the shared directory now."""
+        self._flush_pending = False
+        if self._flusher is not None:
+            self._flusher.flush()
+
+    def render(self) -> bytes:
+        self.flush()  # this worker's latest numbers, at least
+        return generate_latest(self.registry)
 
     def close(self) -> None:
         if self.mp_dir:
             from prometheus_client import multiprocess
 
+            self.flush()
             multiprocess.mark_process_dead(os.getpid(), self.mp_dir)  # drops this worker's live gauges
 
 

@@ -20,10 +20,12 @@ import os
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from modelpool.protocols.errors import AttemptRecord
 from modelpool.routing.call import Call, Candidate
+from modelpool.walk.openai_relay import OpenAIStreamRelay
+from modelpool.walk.translate_relay import TranslatingStreamRelay
 
 # A client's id is echoed in a response header and a log line: bounded and plain, or replaced.
 _RID_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/+=@-]{0,127}")
@@ -53,11 +55,6 @@ def request_id(headers: Mapping[str, str]) -> str:
     if given and _RID_OK.fullmatch(given):
         return given
     return _IDS.next()
-
-
-class _Gauge(Protocol):
-    def inc(self, amount: float = 1) -> None: ...
-    def dec(self, amount: float = 1) -> None: ...
 
 
 AttemptFn = Callable[[Candidate], Awaitable[Any]]
@@ -103,7 +100,7 @@ class CallTrace:
     def header(self) -> tuple[bytes, bytes]:
         return (b"x-request-id", self.request_id.encode())
 
-    def timed(self, attempt: AttemptFn, in_flight: Callable[[str], _Gauge]) -> AttemptFn:
+    def timed(self, attempt: AttemptFn, in_flight: dict[str, int]) -> AttemptFn:
         """Wrap a relay's `attempt` to time it and count it in flight on its route."""
 
         async def run(cand: Candidate) -> Any:
@@ -111,12 +108,12 @@ class CallTrace:
             if self.up_start is None:
                 self.up_start = now
             self.attempt_at = now
-            gauge = in_flight(cand.key)
-            gauge.inc()
+            key = cand.key
+            in_flight[key] = in_flight.get(key, 0) + 1
             try:
                 result = await attempt(cand)
             finally:
-                gauge.dec()
+                in_flight[key] -= 1
                 self.up_end = time.monotonic()
             self.result = result
             return result
@@ -168,11 +165,11 @@ def usage_tokens(relay: Any) -> tuple[int | None, int | None]:
 
     The byte-faithful stream relay sees usage only when the client asked for it
     (`stream_options.include_usage`); the translating relays always ask upstream for it."""
-    usage = getattr(relay, "usage", None)
-    if usage is None:
-        translator = getattr(relay, "t", None)
-        usage = getattr(translator, "usage", None) if translator is not None else None
-    if usage is None:
+    if isinstance(relay, OpenAIStreamRelay):
+        usage = relay.usage
+    elif isinstance(relay, TranslatingStreamRelay):
+        usage = relay.t.usage if relay.t is not None else None
+    else:  # the once relays keep the upstream body
         obj = getattr(relay, "obj", None)
         usage = obj.get("usage") if isinstance(obj, dict) else None
     if not isinstance(usage, dict):
