@@ -11,8 +11,8 @@ import openai
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from gateway_server import ADMIN_TOKEN, GatewayServer
-from modelpool.sim import Fault, FleetThread
+from gateway_server import ADMIN_TOKEN, GatewayServer, free_port
+from modelpool.sim import Fault, FleetThread, demo_fleet
 from support import base_config
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
@@ -163,3 +163,26 @@ def test_metrics_need_a_token_unless_opened_and_can_be_disabled(fleet: FleetThre
     with GatewayServer(cfg) as gw:
         off = httpx.get(gw.url + "/metrics", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=10)
         assert off.status_code == 404
+
+
+def test_aggregator_stats_age_and_fetch_failures_are_scraped() -> None:
+    model = "deepseek/deepseek-v4.1-flash-1017"
+    with FleetThread(demo_fleet()) as ft:
+        cfg = ft.to_config(providers=["vercel"], state={"backend": "memory"})
+        cfg["server"] = {"admin_token": ADMIN_TOKEN}
+        # A second Vercel account whose stats endpoint is down (nothing listens on its port).
+        dead = {"id": "vercel-b", "kind": "vercel", "api_key": "k", "models": [model]}
+        dead["base_url"] = f"http://127.0.0.1:{free_port()}/v1"
+        cfg["providers"].append(dead)
+        cfg["holidays"] = {"source": "bundled"}
+        with GatewayServer(cfg) as gw:
+            m: Samples = {}
+            for _ in range(200):  # the stats are fetched in the background from start-up
+                m = scrape(gw.url)
+                age = value(m, "modelpool_aggregator_stats_age_seconds", aggregator="vercel", model=model)
+                failures = value(m, "modelpool_aggregator_stats_fetch_failures_total")
+                if age is not None and failures:
+                    break
+                time.sleep(0.05)
+    assert age is not None and 0 <= age < 60
+    assert failures is not None and failures >= 1

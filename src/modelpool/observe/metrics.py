@@ -167,8 +167,11 @@ class Flusher:
     file-backed metrics, which every worker writes and any worker's scrape sums."""
 
     def __init__(self, tally: Tally) -> None:
-        from prometheus_client import Counter, Gauge, Histogram
+        from prometheus_client import Counter, Gauge, Histogram, values
 
+        # prometheus_client picks file-backed values when it is first imported; a worker forked from a
+        # process that imported it before the directory was set would otherwise keep in-memory values.
+        values.ValueClass = values.get_value_class()
         self.tally = tally
         self._counters = {
             name: Counter(name, doc, list(labels), registry=None) for name, (doc, labels) in COUNTERS.items()
