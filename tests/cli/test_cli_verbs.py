@@ -173,3 +173,41 @@ def test_version_help_and_shell_completion() -> None:
     completing = env | {"_MODELPOOL_COMPLETE": "complete_bash", "COMP_WORDS": "modelpool config im"}
     assert cli(env=completing | {"COMP_CWORD": "2"}).stdout.split() == ["import-litellm"]
     assert "status" in cli(env=completing | {"COMP_WORDS": "modelpool st", "COMP_CWORD": "1"}).stdout.split()
+
+
+def test_sim_prints_its_fleet_as_json_and_keeps_serving(tmp_path: Path) -> None:
+    out = tmp_path / "fleet.yaml"
+    proc = subprocess.Popen(
+        [*CLI, "sim", "--preset", "two-route", "--json", "--config-out", str(out)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        fleet = json.loads(proc.stdout.readline())
+        assert [p["id"] for p in fleet["providers"]] == ["alpha", "beta"] and fleet["config"] == str(out)
+        written = yaml.safe_load(out.read_text())
+        assert [p["base_url"] for p in written["providers"]] == [p["base_url"] for p in fleet["providers"]]
+        listed = httpx.get(fleet["providers"][0]["base_url"] + "/models", timeout=5).json()
+        assert [m["id"] for m in listed["data"]] == ["m1"]
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=15)
+
+
+def test_help_imports_no_server_stack() -> None:
+    """`modelpool --help` stays fast by importing nothing heavy (checked by what is imported, not a clock)."""
+    probe = (
+        "import sys\n"
+        "from modelpool.cli.main import app\n"
+        "try:\n"
+        "    app(['--help'], prog_name='modelpool')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = ('rich', 'pydantic', 'yaml', 'uvicorn', 'starlette', 'aiohttp', 'httpx',\n"
+        "         'modelpool.config')\n"
+        "print([m for m in heavy if m in sys.modules], file=sys.stderr)\n"
+    )
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30)
+    assert "Usage: modelpool" in res.stdout
+    assert res.stderr.strip() == "[]"

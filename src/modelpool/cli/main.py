@@ -93,6 +93,7 @@ def sim(
     base_port: Annotated[
         int | None, typer.Option("--base-port", help="First port (default: free ports).")
     ] = None,
+    json: Annotated[bool, typer.Option("--json", help="Print the providers as one JSON line.")] = False,
 ) -> None:
     """Run only the simulated provider fleet (for tests and benchmarks)."""
     import asyncio
@@ -102,7 +103,9 @@ def sim(
 
     try:
         with asyncio.Runner(loop_factory=new_event_loop) as runner:
-            runner.run(run_sim(preset=preset, host=host, base_port=base_port, config_out=config_out))
+            runner.run(
+                run_sim(preset=preset, host=host, base_port=base_port, config_out=config_out, as_json=json)
+            )
     except KeyboardInterrupt:
         pass
 
