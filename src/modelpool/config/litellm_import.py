@@ -185,12 +185,14 @@ class _Converter:
         else:
             self._add_route(name, provider, model_id, info, where)
         self._deployment_hints(provider, params, where)
-        for key in params.keys() - _PARAM_KEYS:
+        for key in sorted(params.keys() - _PARAM_KEYS):
             if key in ("rpm", "tpm") and self.metric == key:
                 continue  # used as the shuffle weight
             self.unmapped(f"{where}.litellm_params.{key}", UNMAPPED_REASONS.get(key, PARAM_REASON))
-        for key in info.keys() - _INFO_KEYS:
+        for key in sorted(info.keys() - _INFO_KEYS):
             self.unmapped(f"{where}.model_info.{key}", GENERIC_REASON)
+        for key in sorted(entry.keys() - {"model_name", "litellm_params", "model_info"}):
+            self.unmapped(f"{where}.{key}", UNMAPPED_REASONS.get(key, GENERIC_REASON))
 
     def _prefix(self, where: str, name: str, prefix: str | None, params: dict[str, Any]) -> Prefix | None:
         if prefix in FOREIGN_APIS:
@@ -408,13 +410,13 @@ class _Converter:
     def _leftovers(self, data: Mapping[str, Any], *sections: dict[str, Any]) -> None:
         router, settings, general = sections
         known_top = {"model_list", "router_settings", "litellm_settings", "general_settings"}
-        for key in data.keys() - known_top:
+        for key in sorted(data.keys() - known_top):
             self.unmapped(key, UNMAPPED_REASONS.get(key, GENERIC_REASON))
         consumed = _ROUTER_KEYS | set(_FALLBACK_KEYS) | {"num_retries", "request_timeout", "master_key"}
         for where, section in (("router_settings", router), ("litellm_settings", settings)):
-            for key in section.keys() - consumed:
+            for key in sorted(section.keys() - consumed):
                 self.unmapped(f"{where}.{key}", UNMAPPED_REASONS.get(key, GENERIC_REASON))
-        for key in general.keys() - {"master_key"}:
+        for key in sorted(general.keys() - {"master_key"}):
             self.unmapped(f"general_settings.{key}", UNMAPPED_REASONS.get(key, GENERIC_REASON))
 
 
