@@ -62,7 +62,11 @@ class Gateway:
         self.state_dir: Path = state_dir(loaded.config)
         self.dashboard_layer: dict[str, Any] = {}
         self.config_error: ConfigError | None = None
-        self.state: StateBackend = create_backend(loaded.config.state, self.state_dir)
+        from modelpool.config import state_db_path
+
+        # `$MODELPOOL_STATE_DIR` moves the sqlite file too (as state_db_path promises), not only the token.
+        state_cfg = loaded.config.state.model_copy(update={"path": str(state_db_path(loaded.config))})
+        self.state: StateBackend = create_backend(state_cfg, self.state_dir)
         self.client = UpstreamClient(loaded.config.timeouts)
         self.discovery = Discovery(self.client)
         self.health = HealthRegistry(

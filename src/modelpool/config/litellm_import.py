@@ -333,7 +333,7 @@ class _Converter:
             return
         if name == "simple-shuffle":
             self.approx(
-                "sticky",
+                "pool.sticky",
                 "modelpool keeps a conversation on its route (prompt caches stay warm); "
                 "pool.sticky: false spreads every call like LiteLLM",
             )
@@ -349,12 +349,11 @@ class _Converter:
             self.pool_cfg["retries_per_route"] = max(0, min(5, retries))
             self.approx(f"{where}.num_retries", "pool.retries_per_route (0–5): retries before switching")
         timeouts: dict[str, Any] = {}
+        where = "router_settings.timeout" if "timeout" in router else "litellm_settings.request_timeout"
         timeout = router.get("timeout", settings.get("request_timeout"))
         if isinstance(timeout, int | float):
             timeouts["response"] = timeout
-            self.approx(
-                "timeout", "timeouts.response (a whole non-streamed answer; streams: first_byte/idle)"
-            )
+            self.approx(where, "timeouts.response (a whole non-streamed answer; streams: first_byte/idle)")
         if isinstance(router.get("stream_timeout"), int | float):
             timeouts["first_byte"] = router["stream_timeout"]
         if timeouts:
@@ -364,6 +363,7 @@ class _Converter:
             self.approx("router_settings.cooldown_time", "pool.cooldown, doubled per repeated failure")
         if isinstance(router.get("retry_after"), int | float):
             self.pool_cfg["retry_backoff"] = router["retry_after"]
+            self.approx("router_settings.retry_after", "pool.retry_backoff: the nth retry waits n× this")
         alias = router.get("model_group_alias")
         if isinstance(alias, dict):
             for k, v in alias.items():
@@ -412,8 +412,11 @@ class _Converter:
         known_top = {"model_list", "router_settings", "litellm_settings", "general_settings"}
         for key in sorted(data.keys() - known_top):
             self.unmapped(key, UNMAPPED_REASONS.get(key, GENERIC_REASON))
-        consumed = _ROUTER_KEYS | set(_FALLBACK_KEYS) | {"num_retries", "request_timeout", "master_key"}
-        for where, section in (("router_settings", router), ("litellm_settings", settings)):
+        read = {
+            "router_settings": (router, _ROUTER_KEYS | set(_FALLBACK_KEYS)),
+            "litellm_settings": (settings, {*_FALLBACK_KEYS, "num_retries", "request_timeout"}),
+        }
+        for where, (section, consumed) in read.items():
             for key in sorted(section.keys() - consumed):
                 self.unmapped(f"{where}.{key}", UNMAPPED_REASONS.get(key, GENERIC_REASON))
         for key in sorted(general.keys() - {"master_key"}):
