@@ -221,3 +221,25 @@ def test_a_file_that_is_not_a_litellm_config_is_refused(tmp_path: Path) -> None:
     bad.write_text("providers: []\n")
     res = subprocess.run([*CLI, "config", "import-litellm", str(bad)], capture_output=True, text=True)
     assert res.returncode == 2 and "model_list" in res.stderr
+
+
+def test_without_out_the_yaml_goes_to_stdout_and_the_report_to_stderr(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_API_BASE"))}
+    res = subprocess.run(
+        [*CLI, "config", "import-litellm", str(FIXTURE)], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert res.returncode == 0, res.stderr
+    cfg = yaml.safe_load(res.stdout)
+    assert [g["id"] for g in cfg["pool"]["groups"]][:2] == ["gpt-4o", "claude-sonnet"]
+    assert "not mapped:" in res.stderr and "model_list[6]: claude-bedrock" in res.stderr
+    assert "approximated" in res.stderr and "reads environment variables:" in res.stderr
+    # An existing file is not overwritten without --force.
+    out = tmp_path / "modelpool.yaml"
+    out.write_text("keep me\n")
+    res = subprocess.run(
+        [*CLI, "config", "import-litellm", str(FIXTURE), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert res.returncode == 2 and out.read_text() == "keep me\n"
