@@ -11,15 +11,33 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from modelpool.cli.render import print_json
-from modelpool.config.litellm_import import (
-    Finding,
-    ImportResult,
-    LiteLLMImportError,
-    import_litellm,
-    read_litellm_file,
-    to_yaml,
-)
+from modelpool.config.litellm_import import Finding, ImportResult, import_litellm
+
+
+class LiteLLMImportError(Exception):
+    """The input is not a LiteLLM proxy config we can read."""
+
+
+def read_litellm_file(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise LiteLLMImportError(f"{path}: cannot read: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("model_list"), list):
+        raise LiteLLMImportError(f"{path}: not a LiteLLM proxy config (no `model_list:` list)")
+    return data
+
+
+def to_yaml(result: ImportResult, source: str) -> str:
+    header = (
+        f"# modelpool config converted from the LiteLLM proxy config {source}\n"
+        "# by `modelpool config import-litellm`; validate with `modelpool config check`.\n"
+    )
+    return header + yaml.safe_dump(result.config, sort_keys=False, allow_unicode=True, width=110)
+
 
 # Stands in for variables that are unset here, so validation checks the shape, not this machine's env.
 _PLACEHOLDER = "http://env-unset.invalid"

@@ -14,10 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 from modelpool.config.litellm_tables import (
     FALLBACK_HOW,
@@ -50,10 +47,6 @@ _PARAM_KEYS |= {"input_cost_per_token", "output_cost_per_token", "custom_llm_pro
 _INFO_KEYS = {"mode", "max_input_tokens", "supports_vision", "supports_function_calling", "id", "base_model"}
 
 
-class LiteLLMImportError(Exception):
-    """The input is not a LiteLLM proxy config we can read."""
-
-
 @dataclass
 class Finding:
     key: str  # the LiteLLM key path, e.g. `router_settings.allowed_fails`
@@ -75,26 +68,8 @@ class ImportResult:
         }
 
 
-def read_litellm_file(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise LiteLLMImportError(f"{path}: cannot read: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("model_list"), list):
-        raise LiteLLMImportError(f"{path}: not a LiteLLM proxy config (no `model_list:` list)")
-    return data
-
-
 def import_litellm(data: Mapping[str, Any]) -> ImportResult:
     return _Converter().run(data)
-
-
-def to_yaml(result: ImportResult, source: str) -> str:
-    header = (
-        f"# modelpool config converted from the LiteLLM proxy config {source}\n"
-        "# by `modelpool config import-litellm`; validate with `modelpool config check`.\n"
-    )
-    return header + yaml.safe_dump(result.config, sort_keys=False, allow_unicode=True, width=110)
 
 
 @dataclass
