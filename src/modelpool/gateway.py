@@ -63,7 +63,12 @@ class Gateway:
         self.state_dir: Path = state_dir(loaded.config)
         self.dashboard_layer: dict[str, Any] = {}
         self.config_error: ConfigError | None = None
-        self.state: StateBackend = create_backend(loaded.config.state, self.state_dir)
+        state_cfg = loaded.config.state
+        if "path" not in state_cfg.model_fields_set and os.environ.get("MODELPOOL_STATE_DIR"):
+            # The state dir override moves the default sqlite file too (tests, containers never write to
+            # ~/.local/state); a path the config names is kept.
+            state_cfg = state_cfg.model_copy(update={"path": str(self.state_dir / "state.db")})
+        self.state: StateBackend = create_backend(state_cfg, self.state_dir)
         self.client = UpstreamClient(loaded.config.timeouts)
         self.discovery = Discovery(self.client)
         self.health = HealthRegistry(

@@ -36,6 +36,24 @@ TokenOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from modelpool import __version__  # the one place the version is written (pyproject reads it)
+
+        typer.echo(f"modelpool {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool | None,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = None,
+) -> None:
+    """An LLM gateway: name a model once, modelpool picks the provider for every call."""
+
+
 @app.command()
 def serve(
     config: ConfigOpt = None,
@@ -81,6 +99,7 @@ def sim(
     base_port: Annotated[
         int | None, typer.Option("--base-port", help="First port (default: free ports).")
     ] = None,
+    json: Annotated[bool, typer.Option("--json", help="Print the providers as one JSON line.")] = False,
 ) -> None:
     """Run only the simulated provider fleet (for tests and benchmarks)."""
     import asyncio
@@ -90,7 +109,9 @@ def sim(
 
     try:
         with asyncio.Runner(loop_factory=new_event_loop) as runner:
-            runner.run(run_sim(preset=preset, host=host, base_port=base_port, config_out=config_out))
+            runner.run(
+                run_sim(preset=preset, host=host, base_port=base_port, config_out=config_out, as_json=json)
+            )
     except KeyboardInterrupt:
         pass
 
@@ -256,6 +277,19 @@ def config_check(
     typer.echo(f"providers: {', '.join(result['providers']) or '(none)'}")
     for w in loaded.warnings:
         typer.echo(f"warning: {w}")
+
+
+@config_app.command("import-litellm")
+def config_import_litellm(
+    file: Annotated[Path, typer.Argument(help="A LiteLLM proxy config.yaml.")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the modelpool config here.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite OUT if it exists.")] = False,
+    json: JsonOpt = False,
+) -> None:
+    """Convert a LiteLLM proxy config (model_list, router_settings, fallbacks) and report what did not map."""
+    from modelpool.cli.litellm import run_import
+
+    raise typer.Exit(run_import(file, out, force, json))
 
 
 def run() -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import yaml
 
@@ -25,6 +26,19 @@ def describe(fleet: Fleet) -> str:
     return "\n".join(lines)
 
 
+def describe_json(fleet: Fleet, preset: str, config_out: Path | None) -> dict[str, Any]:
+    providers = [
+        {
+            "id": pid,
+            "kind": fleet.provider(pid).kind,
+            "base_url": fleet.base_url(pid),
+            "models": [m.id for m in fleet.provider(pid).models],
+        }
+        for pid in fleet.provider_ids
+    ]
+    return {"preset": preset, "providers": providers, "config": str(config_out) if config_out else None}
+
+
 def write_config(fleet: Fleet, path: Path) -> None:
     config = fleet.to_config()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -41,6 +55,7 @@ async def run_sim(
     *,
     out: TextIO | None = None,
     ready: asyncio.Event | None = None,
+    as_json: bool = False,
 ) -> None:
     """Start the preset's fleet, print each provider's base URL, optionally write a modelpool YAML config
     to `config_out`, then serve until cancelled. `ready` (if given) is set once the fleet is listening."""
@@ -48,12 +63,16 @@ async def run_sim(
     fleet = Fleet(presets.preset(preset), base_port=base_port)
     await fleet.start(host)
     try:
-        print(f"modelpool sim: preset {preset!r}, {len(fleet.provider_ids)} providers", file=out)
-        print(describe(fleet), file=out)
-        print("  control: POST {root}/_sim/faults, GET {root}/_sim/calls", file=out)
         if config_out is not None:
             write_config(fleet, config_out)
-            print(f"config written to {config_out}", file=out)
+        if as_json:  # one line, so a script can read it and leave the fleet running
+            print(json.dumps(describe_json(fleet, preset, config_out), ensure_ascii=False), file=out)
+        else:
+            print(f"modelpool sim: preset {preset!r}, {len(fleet.provider_ids)} providers", file=out)
+            print(describe(fleet), file=out)
+            print("  control: POST {root}/_sim/faults, GET {root}/_sim/calls", file=out)
+            if config_out is not None:
+                print(f"config written to {config_out}", file=out)
         out.flush()
         if ready is not None:
             ready.set()
