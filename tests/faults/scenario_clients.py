@@ -36,13 +36,23 @@ class _TeeStream(httpx2.SyncByteStream):
     def __init__(self, inner: httpx2.SyncByteStream, sink: bytearray) -> None:
         self._inner = inner
         self._sink = sink
+        self._it: Iterator[bytes] | None = None
 
     def __iter__(self) -> Iterator[bytes]:
-        for chunk in self._inner:
+        self._it = iter(self._inner)
+        for chunk in self._it:
             self._sink.extend(chunk)
             yield chunk
 
     def close(self) -> None:
+        # An SDK stops reading at an error event: read on to the end, so a success terminator sent after
+        # the error would still be seen.
+        if self._it is not None:
+            try:
+                for chunk in self._it:
+                    self._sink.extend(chunk)
+            except httpx2.HTTPError:
+                pass
         self._inner.close()
 
 
