@@ -94,6 +94,10 @@ class Fleet:
     def faults(self, provider_id: str) -> list[Fault]:
         return self._server(provider_id).book.faults
 
+    async def set_down(self, provider_id: str, down: bool = True) -> None:
+        """Take a provider off the network (connection refused) or bring it back on its port."""
+        await self._server(provider_id).set_down(down)
+
     # ---- config ----------------------------------------------------------------------------------
 
     def to_config(
@@ -226,3 +230,10 @@ class FleetThread:
 
     def to_config(self, **kwargs: Any) -> dict[str, Any]:
         return self.fleet.to_config(**kwargs)
+
+    def set_down(self, provider_id: str, down: bool = True, timeout: float = 10.0) -> None:
+        """`Fleet.set_down` from another thread; returns once the provider is off (or back on) the network."""
+        loop = self._loop
+        if loop is None:
+            raise RuntimeError("the fleet is not running")
+        asyncio.run_coroutine_threadsafe(self.fleet.set_down(provider_id, down), loop).result(timeout)

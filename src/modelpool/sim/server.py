@@ -41,6 +41,9 @@ class ProviderServer:
         self.recorder = Recorder()
         self.aggregator = Aggregator(spec, fleet.fast) if spec.kind == "vercel" else None
         self._runner: web.ServerRunner | None = None
+        self._server: web.Server | None = None
+        self._site: web.TCPSite | None = None
+        self._host = "127.0.0.1"
         self.port: int | None = None
 
     # ---- lifecycle -------------------------------------------------------------------------------
@@ -52,9 +55,28 @@ class ProviderServer:
         await runner.setup()
         site = web.TCPSite(runner, host, port)
         await site.start()
-        self._runner = runner
+        self._runner, self._server, self._site, self._host = runner, server, site, host
         self.port = int(runner.addresses[0][1])
         return self.port
+
+    @property
+    def down(self) -> bool:
+        return self._runner is not None and self._site is None
+
+    async def set_down(self, down: bool) -> None:
+        """Take the provider off the network (connection refused, open connections dropped) or bring it
+        back on the same port: an outage, as opposed to a provider that answers with an error."""
+        if self._runner is None or down == self.down:
+            return
+        if down:
+            assert self._site is not None and self._server is not None
+            await self._site.stop()  # stop listening: new connections are refused
+            self._site = None
+            await self._server.shutdown(0.1)  # and drop the keep-alive ones clients hold in their pools
+            return
+        site = web.TCPSite(self._runner, self._host, self.port)
+        await site.start()
+        self._site = site
 
     async def stop(self) -> None:
         if self._runner is not None:
@@ -203,7 +225,7 @@ class ProviderServer:
                 payload = openai_provider.completion_body(plan, meta)
             broken = fault is not None and fault.kind in ("cut", "malformed", "error_event")
             rec.content_tokens = 0 if broken else len(plan.content)
-            return await send_body(request, payload, fault, dialect)
+            return await send_body(request, payload, fault, dialect, len(plan.content))
         if dialect == "anthropic":
             script = anthropic_provider.stream_script(plan, meta)
         else:

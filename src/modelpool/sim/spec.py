@@ -25,6 +25,7 @@ FaultKind = Literal[
     "malformed",  # a non-JSON `data:` line after `after_tokens` tokens
     "no_terminator",  # a complete answer without `[DONE]` / `message_stop`
     "error_event",  # a mid-stream error event after `after_tokens` tokens
+    "trickle",  # a slow but flowing reply: one content token every `delay` seconds
 ]
 
 FAULT_KINDS: frozenset[str] = frozenset(get_args(FaultKind))
@@ -48,6 +49,10 @@ class Fault:
     hangs up). `stall` with `after_tokens == 0` and `headers=False` stalls before the first response
     byte; with `headers=True` or `after_tokens > 0` it sends headers (and that many content tokens) first.
     After a finite stall the reply continues normally.
+
+    `trickle` paces the answer at one content token every `delay` seconds (after `after_tokens` tokens at
+    the model's speed); a non-streamed reply is held back as long as the streamed one would take, like a
+    slow generation answered whole.
     """
 
     kind: FaultKind

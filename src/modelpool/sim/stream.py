@@ -23,7 +23,7 @@ SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
 # Below this a sleep costs more than it paces: tokens that fall due meanwhile go out in one write.
 _MIN_SLEEP = 0.005
 
-STREAM_FAULTS = frozenset({"cut", "stall", "malformed", "no_terminator", "error_event"})
+STREAM_FAULTS = frozenset({"cut", "stall", "malformed", "no_terminator", "error_event", "trickle"})
 
 
 @dataclass(slots=True)
@@ -126,6 +126,8 @@ async def drive(
             pacer.rebase()
         elif kind == "malformed":
             await resp.write(script.malformed)
+        elif kind == "trickle":
+            pacer = Pacer(1.0 / fault.delay if fault.delay > 0 else math.inf)
     await pacer.send(resp, script.content[split:])
     await resp.write(script.tail if kind == "no_terminator" else script.tail + script.terminator)
     await resp.write_eof()
@@ -133,10 +135,13 @@ async def drive(
 
 
 async def send_body(
-    request: web.BaseRequest, body: bytes, fault: Fault | None, dialect: Dialect
+    request: web.BaseRequest, body: bytes, fault: Fault | None, dialect: Dialect, tokens: int = 0
 ) -> web.StreamResponse:
-    """A non-streamed reply, with the stream faults' nearest non-stream equivalents."""
+    """A non-streamed reply, with the stream faults' nearest non-stream equivalents. `tokens` is the
+    answer's length (a trickle holds the body back as long as streaming it would take)."""
     kind = fault.kind if fault is not None else None
+    if kind == "trickle" and fault is not None:
+        await asyncio.sleep(fault.delay * max(0, tokens - fault.after_tokens))
     if fault is not None and kind in ("cut", "malformed", "error_event") and fault.delay > 0:
         await asyncio.sleep(fault.delay)
     if kind == "stall" and fault is not None:

@@ -2,7 +2,8 @@
 
 One `ClientSession` per process keeps connections warm across calls and routes. Timeouts (SPEC §3.2):
 `connect` covers the TCP/TLS set-up, `first_byte` the wait for the first meaningful upstream event
-(enforced by the walk), and `idle` the gap between two reads (aiohttp's `sock_read`).
+(enforced by the walk), `idle` the gap between two reads of a stream (enforced per read by the relays,
+`walk.streaming.read_chunk`), `response` a whole non-streamed answer (enforced by the walk).
 """
 
 from __future__ import annotations
@@ -50,8 +51,13 @@ class UpstreamClient:
 
     def set_timeouts(self, timeouts: TimeoutsConfig) -> None:
         self.timeouts = timeouts
+        # No aiohttp `sock_read`: (1) it also ran while a provider generated a non-streamed answer, so every
+        # answer slower than `idle` was cut and retried (tokens paid twice); (2) aiohttp re-arms it when a
+        # paused read resumes after the body's end, by which time the connection is back in the pool: the
+        # timer fired there and the next call on that connection failed at once with a stale "Timeout on
+        # reading data from socket" (seen after a large stream read slower than it arrived).
         self._timeout = aiohttp.ClientTimeout(
-            total=None, connect=timeouts.connect, sock_connect=timeouts.connect, sock_read=timeouts.idle
+            total=None, connect=timeouts.connect, sock_connect=timeouts.connect, sock_read=None
         )
 
     @property

@@ -141,10 +141,11 @@ class OpenAIStreamRelay:
         out: list[bytes] = []
         first_at: float | None = None
         deadline = asyncio.get_running_loop().time() + self.client.timeouts.first_byte
+        idle = self.client.timeouts.idle
         reader = resp.content
         try:
             while True:
-                data = await read_chunk(reader, deadline if first_at is None else None)
+                data = await read_chunk(reader, deadline if first_at is None else None, idle)
                 for ev in parser.feed(data) if data else parser.close():
                     if ev.is_done:
                         await self._finish(held, tail, out)

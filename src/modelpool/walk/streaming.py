@@ -15,15 +15,19 @@ from modelpool.walk.walker import AttemptResult
 DRAIN_TIMEOUT = 0.25
 
 
-async def read_chunk(reader: aiohttp.StreamReader, deadline: float | None) -> bytes:
+async def read_chunk(reader: aiohttp.StreamReader, deadline: float | None, idle: float) -> bytes:
     """The next upstream read; before the first meaningful event it must come by `deadline` (a stall is a
-    `network` failure and switches), after it aiohttp's idle timeout applies between reads."""
+    `network` failure and switches), after it within `idle` seconds. Measured only while the relay waits
+    for the upstream, so a client that reads slowly never makes a flowing upstream look idle."""
     try:
         if deadline is None:
-            return await reader.readany()
+            async with asyncio.timeout(idle):
+                return await reader.readany()
         async with asyncio.timeout_at(deadline):
             return await reader.readany()
     except TimeoutError:
+        if deadline is None:
+            raise AttemptFailure(FailureKind.NETWORK, f"stall: no upstream data for {idle:g} s") from None
         raise AttemptFailure(
             FailureKind.NETWORK, "stall: no upstream event before the first-byte timeout"
         ) from None
@@ -47,8 +51,12 @@ async def drain(resp: aiohttp.ClientResponse) -> None:
 
 def in_stream_failure_kind(message: str) -> FailureKind:
     kind = classify(None, message)
-    # An error inside a 200 stream is the route's failure, not the request's.
-    return FailureKind.SERVER if kind is FailureKind.REQUEST else kind
+    # An error inside a 200 stream is the route's failure, not the request's: `server` unless its text says
+    # quota/auth/… (docs/decisions.md). A malformed chunk is too — as a non-JSON 200 body is for a
+    # non-streamed call; it used to be `unclassified` in a stream and `server` without one.
+    if kind in (FailureKind.REQUEST, FailureKind.UNCLASSIFIED):
+        return FailureKind.SERVER
+    return kind
 
 
 def stream_result(t0: float, first_at: float | None, usage: Any) -> AttemptResult:

@@ -165,8 +165,9 @@ class TranslatingStreamRelay:
         parser = SSEParser()
         first_at: float | None = None
         deadline = asyncio.get_running_loop().time() + self.client.timeouts.first_byte
+        idle = self.client.timeouts.idle
         while True:
-            data = await read_chunk(resp.content, deadline if first_at is None else None)
+            data = await read_chunk(resp.content, deadline if first_at is None else None, idle)
             out: list[bytes] = []
             try:
                 for ev in parser.feed(data) if data else parser.close():
