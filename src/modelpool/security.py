@@ -22,9 +22,15 @@ def load_or_create_admin_token(state_dir: Path) -> tuple[str, bool]:
     token = "mp-admin-" + secrets.token_urlsafe(24)
     tmp = path.with_suffix(".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(token + "\n")
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(token + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())  # the bytes are on disk before the name points at them
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # no half-written token for the next start to trust
+        raise
     return token, True
 
 
