@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 from pathlib import Path
@@ -42,4 +43,11 @@ def read_admin_token(state_dir: Path) -> str | None:
 
 
 def is_loopback(host: str) -> bool:
-    return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
+    # An address literal must parse as loopback: a host *name* such as `127.example.com` starts like
+    # 127.x but may resolve to a public interface, so only `localhost` is trusted by name.
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
