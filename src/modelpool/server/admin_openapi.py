@@ -138,7 +138,10 @@ def _paths() -> dict[str, Any]:
         "/admin/calendar/sync": {"post": _op("Fetch the holiday calendar now")},
         "/admin/period": {
             "get": _op(
-                "Peak or idle at a time, and why", params=[_query("at", _STR, "ISO 8601 time (default now)")]
+                "Peak or idle at a time, and why",
+                params=[
+                    _query("at", {"type": "string", "format": "date-time"}, "ISO 8601 time (default now)")
+                ],
             )
         },
         "/admin/sessions": {"get": _op("Live sessions")},
