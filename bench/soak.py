@@ -167,7 +167,8 @@ def summarize(result: dict[str, Any], args: argparse.Namespace) -> dict[str, Any
         "error_details": dict(Counter(o.detail.split(":")[0][:60] for o in outcomes if o.verdict == "error")),
         "problems": problems[:20],
         "rss": rss_doc,
-        "passed": all(verdicts.get(v, 0) == 0 for v in FAILURES),
+        # RSS growth beyond the tolerance fails the run too: "RSS stable" is one of the soak's goals.
+        "passed": all(verdicts.get(v, 0) == 0 for v in FAILURES) and rss_doc.get("stable", True),
     }
 
 
@@ -318,6 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         doc["summary"] = summarize(result, args)
         doc["summary"]["upstream"] = upstream_faults(sim_config)
         doc["gateway_log_errors"] = procs.log_errors(gateway)
+        doc["summary"]["passed"] = doc["summary"]["passed"] and doc["gateway_log_errors"] == 0
         doc["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     except KeyboardInterrupt:
         print("interrupted: stopping the children", file=sys.stderr)
