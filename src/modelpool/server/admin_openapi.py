@@ -15,6 +15,7 @@ same methods, so a new route without a description fails the suite.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from modelpool import __version__
@@ -209,15 +210,19 @@ def _paths() -> dict[str, Any]:
 
 
 def openapi_document() -> dict[str, Any]:
-    return {
-        "openapi": "3.0.3",
-        "info": {
-            "title": "modelpool admin API",
-            "version": __version__,
-            "description": "Every route needs the admin token (Authorization: Bearer, x-admin-token, or the "
-            "dashboard's modelpool_admin cookie).",
-        },
-        "components": {"securitySchemes": {"adminToken": {"type": "http", "scheme": "bearer"}}},
-        "security": [{"adminToken": []}],
-        "paths": _paths(),
-    }
+    # Deep-copied: the schema fragments above are shared between operations, and a consumer that edits
+    # the document in place (schema tools do) must not change the next one served.
+    return copy.deepcopy(
+        {
+            "openapi": "3.0.3",
+            "info": {
+                "title": "modelpool admin API",
+                "version": __version__,
+                "description": "Every route needs the admin token (Authorization: Bearer, "
+                "x-admin-token, or the dashboard's modelpool_admin cookie).",
+            },
+            "components": {"securitySchemes": {"adminToken": {"type": "http", "scheme": "bearer"}}},
+            "security": [{"adminToken": []}],
+            "paths": _paths(),
+        }
+    )
