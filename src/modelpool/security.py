@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 from pathlib import Path
@@ -22,9 +23,15 @@ def load_or_create_admin_token(state_dir: Path) -> tuple[str, bool]:
     token = "mp-admin-" + secrets.token_urlsafe(24)
     tmp = path.with_suffix(".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(token + "\n")
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(token + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())  # the bytes are on disk before the name points at them
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # no half-written token for the next start to trust
+        raise
     return token, True
 
 
@@ -36,4 +43,11 @@ def read_admin_token(state_dir: Path) -> str | None:
 
 
 def is_loopback(host: str) -> bool:
-    return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
+    # An address literal must parse as loopback: a host *name* such as `127.example.com` starts like
+    # 127.x but may resolve to a public interface, so only `localhost` is trusted by name.
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -41,7 +41,11 @@ def run_period(at: str | None, json: bool, config: Path | None) -> None:
     except ValueError:
         typer.echo(f"--at: not an ISO 8601 moment: {at!r}", err=True)
         raise typer.Exit(2) from None
-    report = period_report(store.policy(cfg.peak, cfg.holidays), when)
+    try:
+        report = period_report(store.policy(cfg.peak, cfg.holidays), when)
+    except ValueError as exc:  # a moment at the calendar's ends
+        typer.echo(f"--at: {exc}", err=True)
+        raise typer.Exit(2) from None
     if json:
         print_json(report)
         return

@@ -12,7 +12,12 @@ from modelpool.periods.sync import CalendarStore
 def period_report(policy: PeriodPolicy, at: datetime | None = None) -> dict[str, Any]:
     """Peak/idle at `at` (now when None; naive = wall time in `peak.time_zone`), the local time, why,
     the next flip and warnings. JSON-safe."""
-    report = policy.explain(at)
+    try:
+        report = policy.explain(at)
+    except OverflowError:
+        # A moment at the calendar's ends (year 1, year 9999 with a far offset) cannot be shifted into
+        # the peak time zone or searched for its next flip; found by fuzzing /admin/period (was a 500).
+        raise ValueError(f"{at.isoformat() if at else 'now'} is outside the supported date range") from None
     report["at"] = at.isoformat() if at is not None else None
     return report
 

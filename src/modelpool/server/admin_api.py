@@ -114,6 +114,12 @@ async def period(gw: Gateway, request: Request) -> Response:
     return json_response(period_report(gw.runtime.policy(), when))
 
 
+async def openapi(gw: Gateway, request: Request) -> Response:
+    from modelpool.server.admin_openapi import openapi_document
+
+    return json_response(openapi_document())
+
+
 def admin_routes() -> list[Route]:
     from modelpool.server.admin_live import live_routes
     from modelpool.server.admin_ranking import ranking_routes
@@ -134,4 +140,5 @@ def admin_routes() -> list[Route]:
         Route("/admin/calendar", guard(calendar), methods=["GET"]),
         Route("/admin/calendar/sync", guard(calendar_sync), methods=["POST"]),
         Route("/admin/period", guard(period), methods=["GET"]),
+        Route("/admin/openapi.json", guard(openapi), methods=["GET"]),
     ]

@@ -62,6 +62,9 @@ async def ranking(gw: Gateway, request: Request) -> Response:
 async def refresh(gw: Gateway, request: Request) -> Response:
     body = orjson.loads(await request.body() or b"{}")
     model = body.get("model") if isinstance(body, dict) else None
+    if model is not None and not isinstance(model, str):
+        # Fuzzing found {"model": false} reaching the catalog lookup (AttributeError → 500).
+        raise ValueError("'model' must be a string")
     if model is not None:
         try:
             model = aggregator_route(gw, model).model_id
