@@ -1,0 +1,486 @@
+"""Redis state (SPEC §9): several gateway processes or machines share health, rests, pins, cursors,
+counters, the dashboard layer and its roster switches.
+
+The request path never talks to Redis. `put`/`delete`/`bump` record the change in a coalescing map and
+wake a background writer, which sends everything pending in one pipeline (each item is one atomic
+command or script, see `redis_ops`) and publishes it on the change feed; a reader applies the other
+replicas' changes to local memory through the listener the gateway registered. Every Redis command has a
+short socket timeout and the connection sits behind a circuit breaker: on a failure the backend turns
+unhealthy, keeps collecting writes locally and retries with backoff; when Redis answers again it pushes
+what changed meanwhile (everything, if Redis lost its data), reloads the shared state and resubscribes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import RedisError
+
+from modelpool.state import redis_ops as ops
+from modelpool.state.base import StateBackend, decode, encode
+
+log = logging.getLogger(__name__)
+
+Listener = Callable[[str, str, Any], None]
+HealthOp = tuple[str, str, int, list[Any]]  # route, mode (d|r), seq, script value arguments
+
+SHARED_NAMESPACES = ("health", "pins", "dashboard", "roster", "meta")
+HEARTBEAT = 1.0  # an idle writer pings this often, so a dead Redis is noticed without traffic
+MIN_BACKOFF, MAX_BACKOFF = 0.2, 5.0
+BULK_TIMEOUT = 3.0  # loads (start-up, resync) read many keys; they run in the background anyway
+SCAN_BATCH = 500
+INFLIGHT_PATIENCE = 5.0  # seconds to wait for the echo of a health merge before taking others' again
+
+
+class RedisBackend(StateBackend):
+    name = "redis"
+    shared = True
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = "modelpool",
+        persist_ttl: float = 86400.0,
+        op_timeout: float = 0.1,
+        connect_wait: float = 0.5,
+    ) -> None:
+        self.url = url
+        self.keys = ops.Keys(prefix)
+        self.origin = uuid.uuid4().hex[:12]  # this replica on the change feed
+        self.op_timeout = op_timeout
+        self.connect_wait = connect_wait
+        # Health records live as long as the persisted history, and never less than an hour when
+        # persistence is off: sharing a rest is the point of this backend.
+        self._health_ttl = persist_ttl if persist_ttl > 0 else 3600.0
+        self._listener: Listener | None = None
+        # Pending writes, coalesced per key (last write wins; health records fold into one delta).
+        self._values: dict[tuple[str, str], str | None] = {}
+        self._health: dict[str, dict[str, Any]] = {}
+        self._bumps: dict[tuple[str, str], list[int]] = {}  # [bumps since last flush, floor]
+        self._retry: list[HealthOp] = []  # sent but unacknowledged: resent with the same seq
+        # What Redis has confirmed or this replica knows, to compute deltas and to restore a lost Redis.
+        self._confirmed: dict[str, dict[str, Any]] = {}
+        self._latest: dict[str, dict[str, Any]] = {}
+        self._mirror: dict[tuple[str, str], str] = {}
+        self._floors: dict[tuple[str, str], int] = {}
+        self._inflight: dict[str, tuple[int, float]] = {}  # route → (seq, sent at): echo pending
+        self._seq = 0
+        self._fast: aioredis.Redis | None = None
+        self._bulk: aioredis.Redis | None = None
+        self._health_sha = self._counter_sha = ""
+        self._epoch: str | None = None
+        self._wake = asyncio.Event()
+        self._connected = asyncio.Event()
+        self._write_lock = asyncio.Lock()
+        self._task: asyncio.Task[None] | None = None
+        self._closing = False
+        self._resync = False
+        self._healthy = False
+        self._last_error: str | None = "not connected yet"
+        self._since = time.time()
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    def set_listener(self, listener: Listener) -> None:
+        self._listener = listener
+
+    async def start(self) -> None:
+        if self._task is not None:
+            return
+        self._closing = False
+        self._task = asyncio.create_task(self._supervise(), name="modelpool-redis-state")
+        try:
+            # Give a reachable Redis a moment so the first load sees the shared state; an unreachable
+            # one must not hold the gateway back — it resyncs through the listener once it answers.
+            await asyncio.wait_for(self._connected.wait(), self.connect_wait)
+        except TimeoutError:
+            self._resync = True
+
+    async def close(self) -> None:
+        if self._task is None:
+            return
+        self._closing = True
+        if self._healthy:
+            with contextlib.suppress(RedisError, OSError, TimeoutError):
+                await asyncio.wait_for(self.flush(), 1.0)
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._task = None
+        pending = len(self._values) + len(self._health) + len(self._bumps)
+        if pending:
+            log.warning("state: %d changes could not be sent to redis", pending)
+
+    async def _supervise(self) -> None:
+        backoff = MIN_BACKOFF
+        while not self._closing:
+            try:
+                await self._session()
+            except asyncio.CancelledError:
+                raise
+            except (RedisError, OSError, TimeoutError) as exc:
+                if self._healthy:
+                    backoff = MIN_BACKOFF  # a session that worked starts the backoff over
+                self._mark_unhealthy(exc)
+            except Exception as exc:  # a bug must degrade to local state, not kill the sync for good
+                log.exception("state: redis sync failed")
+                self._mark_unhealthy(exc)
+            finally:
+                await self._drop_clients()
+            self._resync = True
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, MAX_BACKOFF)
+
+    async def _session(self) -> None:
+        """One connected period: connect, subscribe, push, reload, then read and write until a failure."""
+        self._fast = self._client(self.op_timeout)
+        self._bulk = self._client(BULK_TIMEOUT)
+        reader = self._client(None)  # a subscriber waits for messages indefinitely
+        pubsub = reader.pubsub(ignore_subscribe_messages=True)
+        try:
+            await asyncio.wait_for(pubsub.subscribe(self.keys.channel), BULK_TIMEOUT)
+            self._inflight.clear()  # echoes of the last session are lost; retried ops are re-echoed
+            await self._prepare(self._bulk)
+            self._mark_healthy()
+            self._connected.set()
+            await self.flush()
+            if self._resync:
+                await self._reload()
+                self._resync = False
+            tasks = [
+                asyncio.create_task(self._read(pubsub), name="modelpool-redis-read"),
+                asyncio.create_task(self._write_loop(), name="modelpool-redis-write"),
+            ]
+            try:
+                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+            for task in done:
+                task.result()
+        finally:
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()
+            with contextlib.suppress(Exception):
+                await reader.aclose()
+
+    def _client(self, timeout: float | None) -> aioredis.Redis:
+        # No client-side retries: the circuit breaker decides when to try again, a retry would only
+        # multiply the time a dead Redis costs.
+        return aioredis.Redis.from_url(
+            self.url,
+            socket_timeout=timeout,
+            socket_connect_timeout=self.op_timeout * 2,
+            retry=Retry(NoBackoff(), 0),
+            health_check_interval=0,
+        )
+
+    async def _drop_clients(self) -> None:
+        for client in (self._fast, self._bulk):
+            if client is not None:
+                with contextlib.suppress(Exception):
+                    await client.aclose()
+        self._fast = self._bulk = None
+
+    async def _prepare(self, client: aioredis.Redis) -> None:
+        """Load the scripts and notice a Redis that lost its data (restarted without persistence)."""
+        self._health_sha = await client.script_load(ops.HEALTH_SCRIPT)
+        self._counter_sha = await client.script_load(ops.COUNTER_SCRIPT)
+        await client.set(self.keys.epoch, uuid.uuid4().hex, nx=True)
+        epoch = _text(await client.get(self.keys.epoch))
+        if self._epoch is not None and epoch != self._epoch:
+            log.warning("state: redis lost the shared state; restoring it from this replica")
+            self._restore_all()
+        self._epoch = epoch
+
+    # -- writes (hot path: no I/O, no waiting) ---------------------------------------------------
+
+    def put(self, namespace: str, key: str, value: Any) -> None:
+        if namespace == ops.HEALTH_NS and isinstance(value, dict):
+            # A pending delete of the same route stays queued: it is sent first, then this record.
+            self._health[key] = self._latest[key] = value
+        else:
+            text = encode(value)
+            self._values[(namespace, key)] = self._mirror[(namespace, key)] = text
+        self._wake.set()
+
+    def delete(self, namespace: str, key: str) -> None:
+        if namespace == ops.HEALTH_NS:
+            for table in (self._health, self._latest, self._confirmed):
+                table.pop(key, None)
+        self._mirror.pop((namespace, key), None)
+        self._values[(namespace, key)] = None
+        self._wake.set()
+
+    def bump(self, namespace: str, key: str, local_value: int) -> None:
+        """Count one step of a shared monotonic counter this replica took, now at `local_value`."""
+        entry = self._bumps.setdefault((namespace, key), [0, 0])
+        entry[0] += 1
+        entry[1] = max(entry[1], local_value)
+        self._floors[(namespace, key)] = max(self._floors.get((namespace, key), 0), local_value)
+        self._wake.set()
+
+    async def flush(self) -> None:
+        if self._fast is None or not self._healthy:
+            return
+        async with self._write_lock:
+            await self._send(self._fast)
+
+    async def _write_loop(self) -> None:
+        while True:
+            try:
+                await asyncio.wait_for(self._wake.wait(), HEARTBEAT)
+            except TimeoutError:
+                assert self._fast is not None
+                await self._fast.ping()
+                continue
+            self._wake.clear()
+            await self.flush()
+
+    async def _send(self, client: aioredis.Redis) -> None:
+        values, self._values = self._values, {}
+        bumps, self._bumps = self._bumps, {}
+        health = self._retry + [self._health_op(route, rec) for route, rec in self._health.items()]
+        self._health, self._retry = {}, []
+        if not (values or bumps or health):
+            return
+        now = time.time()
+        pipe: Any = client.pipeline(transaction=False)
+        for (ns, key), text in values.items():
+            self._queue_value(pipe, ns, key, text, now)
+        for route, mode, seq, args in health:
+            self._inflight[route] = (seq, now)
+            meta: list[Any] = [mode, self.origin, seq, self.keys.channel, now, self._health_ttl, route]
+            pipe.evalsha(self._health_sha, 1, self.keys.health(route), *meta, *args)
+        for (ns, key), (count, floor) in bumps.items():
+            meta = [count, floor, self.keys.channel, self.origin, ns, key]
+            pipe.evalsha(self._counter_sha, 1, self.keys.counter(ns, key), *meta)
+        try:
+            await pipe.execute()
+        except BaseException:
+            self._requeue(values, bumps, health)
+            raise
+
+    def _queue_value(self, pipe: Any, ns: str, key: str, text: str | None, now: float) -> None:
+        rkey = self.keys.health(key) if ns == ops.HEALTH_NS else self.keys.value(ns, key)
+        if text is None:
+            pipe.delete(rkey)
+        else:
+            ttl = ops.value_ttl(ns, key, decode(text), now)
+            pipe.set(rkey, text, px=max(int(ttl * 1000), 1) if ttl is not None else None)
+        pipe.publish(self.keys.channel, ops.value_message(self.origin, ns, key, text))
+
+    def _health_op(self, route: str, record: dict[str, Any]) -> HealthOp:
+        self._seq += 1
+        args = ops.health_args(self._confirmed.get(route), record)
+        self._confirmed[route] = record  # the next delta starts where this one ends
+        return route, "d", self._seq, args
+
+    def _requeue(
+        self, values: dict[Any, str | None], bumps: dict[Any, list[int]], health: list[HealthOp]
+    ) -> None:
+        """A batch that may not have arrived: newer local writes win, health ops are resent as they
+        were (their seq makes a second arrival a no-op), counter steps are added back."""
+        for item, text in values.items():
+            self._values.setdefault(item, text)
+        for item, (count, floor) in bumps.items():
+            entry = self._bumps.setdefault(item, [0, 0])
+            entry[0] += count
+            entry[1] = max(entry[1], floor)
+        self._retry = health + self._retry
+
+    def _restore_all(self) -> None:
+        """Redis came back empty: queue everything this replica knows, merged by maximum/last write."""
+        now = time.time()
+        self._retry = []
+        self._inflight.clear()
+        for route, record in self._latest.items():
+            self._seq += 1
+            self._retry.append((route, "r", self._seq, ops.restore_args(record)))
+            self._confirmed[route] = record
+            self._health.pop(route, None)
+        for (ns, key), text in self._mirror.items():
+            ttl = ops.value_ttl(ns, key, decode(text), now)
+            if ttl is None or ttl > ops.PIN_TTL_SLACK:  # an expired pin stays gone
+                self._values.setdefault((ns, key), text)
+        for item, floor in self._floors.items():
+            self._bumps.setdefault(item, [0, floor])
+
+    # -- the change feed -------------------------------------------------------------------------
+
+    async def _read(self, pubsub: Any) -> None:
+        while True:
+            message = await pubsub.get_message(timeout=HEARTBEAT)
+            if message is not None and message.get("type") == "message":
+                try:
+                    self._on_message(message["data"])
+                except Exception:  # one bad message must not stop the feed
+                    log.exception("state: could not apply a change from redis")
+
+    def _on_message(self, data: bytes) -> None:
+        msg = orjson.loads(data)
+        ns, key, own = msg["n"], msg["k"], msg["o"] == self.origin
+        if "c" in msg:
+            self._apply_counter(ns, key, int(msg["c"]))
+        elif ns == ops.HEALTH_NS and "v" in msg:
+            if own and self._inflight.get(key, (0, 0.0))[0] <= int(msg["s"]):
+                self._inflight.pop(key, None)
+            self._apply_health(key, ops.decode_health(msg["v"]))
+        elif not own and (ns, key) not in self._values:  # a newer local write is on its way
+            value = None if msg.get("d") else msg.get("v")
+            if ns == ops.HEALTH_NS and self._health_busy(key):
+                return
+            self._apply_value(ns, key, value)
+
+    def _health_busy(self, route: str) -> bool:
+        """A local change to the route is not merged yet: its echo will carry the merged record."""
+        if route in self._health:
+            return True
+        sent = self._inflight.get(route)
+        # An echo lost with a dropped connection must not freeze the route: give up on it after a while.
+        return sent is not None and time.time() - sent[1] < INFLIGHT_PATIENCE
+
+    def _apply_health(self, route: str, record: dict[str, Any]) -> None:
+        if self._health_busy(route):
+            return
+        self._confirmed[route] = self._latest[route] = record
+        self._deliver(ops.HEALTH_NS, route, record)
+
+    def _apply_value(self, ns: str, key: str, value: Any) -> None:
+        if value is None:
+            self._mirror.pop((ns, key), None)
+            if ns == ops.HEALTH_NS:
+                self._confirmed.pop(key, None)
+                self._latest.pop(key, None)
+        elif ns != ops.HEALTH_NS:
+            self._mirror[(ns, key)] = encode(value)
+        self._deliver(ns, key, value)
+
+    def _apply_counter(self, ns: str, key: str, value: int) -> None:
+        self._floors[(ns, key)] = max(self._floors.get((ns, key), 0), value)
+        self._deliver(ns, key, value)
+
+    def _deliver(self, ns: str, key: str, value: Any) -> None:
+        if self._listener is not None:
+            try:
+                self._listener(ns, key, value)
+            except Exception:
+                log.exception("state: applying %s/%s from redis failed", ns, key)
+
+    async def _reload(self) -> None:
+        """Pull the whole shared state into local memory (after an outage or a late first connect)."""
+        for ns in SHARED_NAMESPACES:
+            for key, value in (await self._fetch(ns)).items():
+                if ns == ops.HEALTH_NS:
+                    self._apply_health(key, value)
+                elif (ns, key) not in self._values:
+                    self._apply_value(ns, key, value)
+        for key, count in (await self._fetch_counters("counters")).items():
+            self._apply_counter("counters", key, count)
+
+    # -- reads -------------------------------------------------------------------------------------
+
+    async def load(self, namespace: str) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        if self._healthy and self._bulk is not None:
+            try:
+                if namespace == "counters":
+                    result.update(await self._fetch_counters(namespace))
+                result.update(await self._fetch(namespace))
+            except (RedisError, OSError, TimeoutError) as exc:
+                self._mark_unhealthy(exc)
+        if namespace == ops.HEALTH_NS:
+            result.update(self._health)
+        for (ns, key), text in list(self._values.items()):
+            if ns == namespace:
+                if text is None:
+                    result.pop(key, None)
+                else:
+                    result[key] = decode(text)
+        return result
+
+    async def _fetch(self, ns: str) -> dict[str, Any]:
+        client = self._bulk
+        if client is None:
+            return {}
+        names = [_text(k) async for k in client.scan_iter(match=self.keys.pattern(ns), count=SCAN_BATCH)]
+        head = len(self.keys.health("") if ns == ops.HEALTH_NS else self.keys.value(ns, ""))
+        out: dict[str, Any] = {}
+        for i in range(0, len(names), SCAN_BATCH):
+            chunk = names[i : i + SCAN_BATCH]
+            if ns == ops.HEALTH_NS:
+                pipe = client.pipeline(transaction=False)
+                for name in chunk:
+                    pipe.hgetall(name)
+                rows = await pipe.execute()
+                out.update({n[head:]: ops.decode_health(r) for n, r in zip(chunk, rows, strict=True) if r})
+            else:
+                rows = await client.mget(chunk)
+                for name, raw in zip(chunk, rows, strict=True):
+                    if raw is not None:
+                        with contextlib.suppress(orjson.JSONDecodeError):
+                            out[name[head:]] = decode(raw)
+        return out
+
+    async def _fetch_counters(self, ns: str) -> dict[str, int]:
+        client = self._bulk
+        if client is None:
+            return {}
+        pattern = self.keys.counter_pattern(ns)
+        names = [_text(k) async for k in client.scan_iter(match=pattern, count=SCAN_BATCH)]
+        head = len(self.keys.counter(ns, ""))
+        rows = await client.mget(names) if names else []
+        return {n[head:]: int(r) for n, r in zip(names, rows, strict=True) if r is not None}
+
+    # -- status ------------------------------------------------------------------------------------
+
+    @property
+    def healthy(self) -> bool:
+        return self._healthy
+
+    def describe(self) -> dict[str, Any]:
+        from modelpool.config.layers import redact_url
+
+        info: dict[str, Any] = {
+            "backend": self.name,
+            "url": redact_url(self.url),
+            "prefix": self.keys.prefix,
+            "healthy": self._healthy,
+            "status": "connected" if self._healthy else "degraded: serving on local state",
+            "since": self._since,
+            "replica": self.origin,
+            "pending_writes": len(self._values) + len(self._health) + len(self._bumps) + len(self._retry),
+        }
+        if self._last_error and not self._healthy:
+            info["last_error"] = self._last_error
+        return info
+
+    def _mark_healthy(self) -> None:
+        if not self._healthy:
+            log.info("state: connected to redis %s", self.describe()["url"])
+            self._since = time.time()
+        self._healthy = True
+        self._last_error = None
+
+    def _mark_unhealthy(self, exc: BaseException) -> None:
+        if self._healthy:  # log on the transition only: the breaker retries every few seconds
+            log.warning("state: redis unavailable, serving on local state until it returns: %s", exc)
+            self._since = time.time()
+        self._healthy = False
+        self._last_error = f"{type(exc).__name__}: {exc}"
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
