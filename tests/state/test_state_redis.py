@@ -141,7 +141,7 @@ async def test_a_quota_rest_is_shared_and_never_shortened(pair: tuple[Replica, R
     assert b.health.record("alpha/m1").rest_until == horizon  # type: ignore[union-attr]
     # A short rest found later on B keeps the longer quota rest (max, not last write).
     b.health.record_failure("alpha/m1", "network", "reset")
-    await until(lambda: (a.health.record("alpha/m1").consecutive == 2))  # type: ignore[union-attr]
+    await until(lambda: a.health.record("alpha/m1").consecutive == 2)  # type: ignore[union-attr]
     assert a.health.record("alpha/m1").rest_until == horizon  # type: ignore[union-attr]
     assert b.health.record("alpha/m1").rest_until == horizon  # type: ignore[union-attr]
     # A reset on one replica clears the route everywhere.
