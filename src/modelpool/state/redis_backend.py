@@ -54,12 +54,14 @@ class RedisBackend(StateBackend):
         persist_ttl: float = 86400.0,
         op_timeout: float = 0.1,
         connect_wait: float = 0.5,
+        batch_window: float = 0.01,
     ) -> None:
         self.url = url
         self.keys = ops.Keys(prefix)
         self.origin = uuid.uuid4().hex[:12]  # this replica on the change feed
         self.op_timeout = op_timeout
         self.connect_wait = connect_wait
+        self.batch_window = batch_window
         # Health records live as long as the persisted history, and never less than an hour when
         # persistence is off: sharing a rest is the point of this backend.
         self._health_ttl = persist_ttl if persist_ttl > 0 else 3600.0
@@ -246,6 +248,9 @@ class RedisBackend(StateBackend):
                 assert self._fast is not None
                 await self._fast.ping()
                 continue
+            # Collect for a moment before sending: under load one pipeline then carries the writes of
+            # many calls, which costs far less CPU than a round trip per call (measured: bench/).
+            await asyncio.sleep(self.batch_window)
             self._wake.clear()
             await self.flush()
 

@@ -1,0 +1,101 @@
+"""Redis killed mid-traffic: no request waits on it, both replicas say so, and they converge when it
+returns (SPEC §9, issue #7)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from modelpool.sim import Fault, FleetThread
+from redis_server import RedisServer
+from replicas import Replica, wait_for
+
+Start = Callable[..., tuple[Replica, Replica]]
+# Seconds of traffic before the kill (the baseline) and while Redis is down. The baseline is longer so
+# its worst call already includes the scheduling hiccups of a busy machine.
+BASELINE, OUTAGE = 3.0, 2.0
+
+
+class Traffic:
+    """Sequential calls on one replica in a thread, each stamped with its start time and duration."""
+
+    def __init__(self, replica: Replica) -> None:
+        self.replica = replica
+        self.samples: list[tuple[float, float]] = []
+        self.errors: list[BaseException] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        i = 0
+        while not self._stop.is_set():
+            start = time.monotonic()
+            try:
+                self.replica.chat(text=f"{self.replica.name} call {i}")
+            except Exception as exc:
+                self.errors.append(exc)
+            self.samples.append((start, time.monotonic() - start))
+            i += 1
+
+    def __enter__(self) -> Traffic:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(30)
+
+    def durations(self, since: float, until: float = float("inf")) -> list[float]:
+        return [d for start, d in self.samples if since <= start < until]
+
+
+def test_killing_redis_mid_traffic_delays_nothing_and_replicas_converge_after(
+    replicas: Start, redis_server: RedisServer, fleet3: FleetThread
+) -> None:
+    a, b = replicas()
+    for r in (a, b):
+        r.chat()  # connections and code paths warm
+        assert r.readyz()["degraded"] is False
+    with Traffic(a) as ta, Traffic(b) as tb:
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        time.sleep(BASELINE)
+        t_kill = time.monotonic()
+        redis_server.kill()
+        wait_for(lambda: a.readyz()["degraded"] and b.readyz()["degraded"], what="degraded readiness")
+        time.sleep(OUTAGE)
+        t_end = time.monotonic()
+    baseline = ta.durations(t0, t_kill) + tb.durations(t0, t_kill)
+    outage = ta.durations(t_kill, t_end) + tb.durations(t_kill, t_end)
+    assert not ta.errors and not tb.errors
+    assert len(baseline) > 20 and len(outage) > 20
+    # The one timing assertion the issue asks for: measured against the same test's own baseline, so a
+    # slow or busy machine raises both sides; the worst call must not grow by more than 100 ms.
+    assert max(outage) <= max(baseline) + 0.1, (max(outage), max(baseline))
+
+    # While Redis is down each replica routes on its own memory: a rest found on A stays on A …
+    status = a.readyz()["state"]
+    assert status["healthy"] is False and status["status"].startswith("degraded") and "last_error" in status
+    assert a.admin("GET", "/admin/status")["state"]["healthy"] is False
+    fleet3.set_faults("alpha", [Fault("quota", times=1)])
+    assert a.chat(text="outage call") == "beta/m1"
+    assert a.route_state("alpha/m1") == "quota" and b.route_state("alpha/m1") != "quota"
+    a.admin("PATCH", "/admin/settings", {"pool.max_attempts": 3})
+
+    # … until Redis returns (empty: it kept nothing) and the replicas push, reload and converge.
+    redis_server.start()
+    wait_for(lambda: not a.readyz()["degraded"] and not b.readyz()["degraded"], 20, "reconnect")
+    wait_for(lambda: b.route_state("alpha/m1") == "quota", what="B learning A's outage rest")
+
+    def max_attempts(r: Replica) -> object:
+        rows = r.admin("GET", "/admin/settings")["settings"]
+        return next(row["value"] for row in rows if row["key"] == "pool.max_attempts")
+
+    wait_for(lambda: max_attempts(b) == 3, what="B learning A's outage setting")
+    fleet3.reset_calls()
+    assert b.chat(text="after the outage") == "beta/m1"
+    assert fleet3.calls("alpha") == []
+    # And the shared store is whole again: a new setting on B reaches A through it.
+    b.admin("PATCH", "/admin/settings", {"pool.max_attempts": 2})
+    wait_for(lambda: max_attempts(a) == 2, what="A learning B's new setting")
