@@ -229,3 +229,23 @@ async def test_close_flushes_pending_writes(redis_server: RedisServer) -> None:
         assert await b.backend.load("dashboard") == {"pool.strategy": "round-robin"}
     finally:
         await b.backend.close()
+
+
+async def test_a_replica_that_loads_the_shared_record_then_counts_adds_only_its_own_calls(
+    pair: tuple[Replica, Replica], redis_server: RedisServer
+) -> None:
+    a, _ = pair
+    for _ in range(10):
+        a.health.record_success("alpha/m1")
+    await a.backend.flush()
+    late = Replica(redis_server.url)  # a replica started after the traffic, loading as the gateway does
+    await late.backend.start()
+    try:
+        late.health.load(await late.backend.load("health"), persist_ttl=3600)
+        assert late.health.record("alpha/m1").attempts == 10  # type: ignore[union-attr]
+        late.health.record_success("alpha/m1")
+        await until(lambda: a.health.record("alpha/m1").attempts == 11)  # type: ignore[union-attr]
+        await late.backend.flush()
+        assert (await a.backend.load("health"))["alpha/m1"]["attempts"] == 11  # not 21
+    finally:
+        await late.backend.close()

@@ -33,12 +33,14 @@ log = logging.getLogger(__name__)
 
 Listener = Callable[[str, str, Any], None]
 HealthOp = tuple[str, str, int, list[Any]]  # route, mode (d|r), seq, script value arguments
+Stored = tuple[str, float | None]  # a value's JSON text and when it expires (epoch seconds; None: never)
 
 SHARED_NAMESPACES = ("health", "pins", "dashboard", "roster", "meta")
 HEARTBEAT = 1.0  # an idle writer pings this often, so a dead Redis is noticed without traffic
 MIN_BACKOFF, MAX_BACKOFF = 0.2, 5.0
 BULK_TIMEOUT = 3.0  # loads (start-up, resync) read many keys; they run in the background anyway
 SCAN_BATCH = 500
+PRUNE_EVERY = 30.0  # seconds between sweeps of expired values out of the restore mirror
 INFLIGHT_PATIENCE = 5.0  # seconds to wait for the echo of a health merge before taking others' again
 
 
@@ -54,7 +56,7 @@ class RedisBackend(StateBackend):
         persist_ttl: float = 86400.0,
         op_timeout: float = 0.1,
         connect_wait: float = 0.5,
-        batch_window: float = 0.01,
+        batch_window: float = 0.05,
     ) -> None:
         self.url = url
         self.keys = ops.Keys(prefix)
@@ -62,19 +64,20 @@ class RedisBackend(StateBackend):
         self.op_timeout = op_timeout
         self.connect_wait = connect_wait
         self.batch_window = batch_window
+        self._last_send = 0.0
         # Health records live as long as the persisted history, and never less than an hour when
         # persistence is off: sharing a rest is the point of this backend.
         self._health_ttl = persist_ttl if persist_ttl > 0 else 3600.0
         self._listener: Listener | None = None
         # Pending writes, coalesced per key (last write wins; health records fold into one delta).
-        self._values: dict[tuple[str, str], str | None] = {}
+        self._values: dict[tuple[str, str], Stored | None] = {}
         self._health: dict[str, dict[str, Any]] = {}
         self._bumps: dict[tuple[str, str], list[int]] = {}  # [bumps since last flush, floor]
         self._retry: list[HealthOp] = []  # sent but unacknowledged: resent with the same seq
         # What Redis has confirmed or this replica knows, to compute deltas and to restore a lost Redis.
         self._confirmed: dict[str, dict[str, Any]] = {}
         self._latest: dict[str, dict[str, Any]] = {}
-        self._mirror: dict[tuple[str, str], str] = {}
+        self._mirror: dict[tuple[str, str], Stored] = {}
         self._floors: dict[tuple[str, str], int] = {}
         self._inflight: dict[str, tuple[int, float]] = {}  # route → (seq, sent at): echo pending
         self._seq = 0
@@ -214,8 +217,7 @@ class RedisBackend(StateBackend):
             # A pending delete of the same route stays queued: it is sent first, then this record.
             self._health[key] = self._latest[key] = value
         else:
-            text = encode(value)
-            self._values[(namespace, key)] = self._mirror[(namespace, key)] = text
+            self._values[(namespace, key)] = self._mirror[(namespace, key)] = _stored(namespace, key, value)
         self._wake.set()
 
     def delete(self, namespace: str, key: str) -> None:
@@ -241,18 +243,26 @@ class RedisBackend(StateBackend):
             await self._send(self._fast)
 
     async def _write_loop(self) -> None:
+        next_prune = time.monotonic() + PRUNE_EVERY
         while True:
             try:
                 await asyncio.wait_for(self._wake.wait(), HEARTBEAT)
             except TimeoutError:
                 assert self._fast is not None
                 await self._fast.ping()
-                continue
-            # Collect for a moment before sending: under load one pipeline then carries the writes of
-            # many calls, which costs far less CPU than a round trip per call (measured: bench/).
-            await asyncio.sleep(self.batch_window)
-            self._wake.clear()
-            await self.flush()
+            else:
+                # At most one pipeline per batch window: a lone change goes out at once, but under load
+                # one pipeline carries the writes of many calls — far less CPU than a round trip per
+                # call, which is what a busy gateway would pay otherwise (measured: bench/).
+                wait = self._last_send + self.batch_window - time.monotonic()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                self._wake.clear()
+                self._last_send = time.monotonic()
+                await self.flush()
+            if time.monotonic() >= next_prune:
+                self._prune(time.time())
+                next_prune = time.monotonic() + PRUNE_EVERY
 
     async def _send(self, client: aioredis.Redis) -> None:
         values, self._values = self._values, {}
@@ -278,13 +288,14 @@ class RedisBackend(StateBackend):
             self._requeue(values, bumps, health)
             raise
 
-    def _queue_value(self, pipe: Any, ns: str, key: str, text: str | None, now: float) -> None:
+    def _queue_value(self, pipe: Any, ns: str, key: str, stored: Stored | None, now: float) -> None:
         rkey = self.keys.health(key) if ns == ops.HEALTH_NS else self.keys.value(ns, key)
-        if text is None:
+        text = stored[0] if stored is not None else None
+        if stored is None:
             pipe.delete(rkey)
         else:
-            ttl = ops.value_ttl(ns, key, decode(text), now)
-            pipe.set(rkey, text, px=max(int(ttl * 1000), 1) if ttl is not None else None)
+            expires = stored[1]
+            pipe.set(rkey, stored[0], px=max(int((expires - now) * 1000), 1) if expires is not None else None)
         pipe.publish(self.keys.channel, ops.value_message(self.origin, ns, key, text))
 
     def _health_op(self, route: str, record: dict[str, Any]) -> HealthOp:
@@ -294,7 +305,7 @@ class RedisBackend(StateBackend):
         return route, "d", self._seq, args
 
     def _requeue(
-        self, values: dict[Any, str | None], bumps: dict[Any, list[int]], health: list[HealthOp]
+        self, values: dict[Any, Stored | None], bumps: dict[Any, list[int]], health: list[HealthOp]
     ) -> None:
         """A batch that may not have arrived: newer local writes win, health ops are resent as they
         were (their seq makes a second arrival a no-op), counter steps are added back."""
@@ -306,6 +317,12 @@ class RedisBackend(StateBackend):
             entry[1] = max(entry[1], floor)
         self._retry = health + self._retry
 
+    def _prune(self, now: float) -> None:
+        """Forget expired values (session pins nobody touched again), so the mirror stays bounded."""
+        dead = [item for item, (_, until) in self._mirror.items() if until is not None and until <= now]
+        for item in dead:
+            del self._mirror[item]
+
     def _restore_all(self) -> None:
         """Redis came back empty: queue everything this replica knows, merged by maximum/last write."""
         now = time.time()
@@ -316,10 +333,9 @@ class RedisBackend(StateBackend):
             self._retry.append((route, "r", self._seq, ops.restore_args(record)))
             self._confirmed[route] = record
             self._health.pop(route, None)
-        for (ns, key), text in self._mirror.items():
-            ttl = ops.value_ttl(ns, key, decode(text), now)
-            if ttl is None or ttl > ops.PIN_TTL_SLACK:  # an expired pin stays gone
-                self._values.setdefault((ns, key), text)
+        self._prune(now)  # an expired pin stays gone
+        for item, stored in self._mirror.items():
+            self._values.setdefault(item, stored)
         for item, floor in self._floors.items():
             self._bumps.setdefault(item, [0, floor])
 
@@ -370,7 +386,7 @@ class RedisBackend(StateBackend):
                 self._confirmed.pop(key, None)
                 self._latest.pop(key, None)
         elif ns != ops.HEALTH_NS:
-            self._mirror[(ns, key)] = encode(value)
+            self._mirror[(ns, key)] = _stored(ns, key, value)
         self._deliver(ns, key, value)
 
     def _apply_counter(self, ns: str, key: str, value: int) -> None:
@@ -407,13 +423,18 @@ class RedisBackend(StateBackend):
             except (RedisError, OSError, TimeoutError) as exc:
                 self._mark_unhealthy(exc)
         if namespace == ops.HEALTH_NS:
+            # What the caller loads is what Redis confirmed: the next local change is a delta from it.
+            for route, record in result.items():
+                if not self._health_busy(route):
+                    self._confirmed[route] = self._latest[route] = record
+        if namespace == ops.HEALTH_NS:
             result.update(self._health)
-        for (ns, key), text in list(self._values.items()):
+        for (ns, key), stored in list(self._values.items()):
             if ns == namespace:
-                if text is None:
+                if stored is None:
                     result.pop(key, None)
                 else:
-                    result[key] = decode(text)
+                    result[key] = decode(stored[0])
         return result
 
     async def _fetch(self, ns: str) -> dict[str, Any]:
@@ -485,6 +506,11 @@ class RedisBackend(StateBackend):
             self._since = time.time()
         self._healthy = False
         self._last_error = f"{type(exc).__name__}: {exc}"
+
+
+def _stored(ns: str, key: str, value: Any) -> Stored:
+    ttl = ops.value_ttl(ns, key, value, time.time())
+    return encode(value), (time.time() + ttl if ttl is not None else None)
 
 
 def _text(value: Any) -> str:
