@@ -40,6 +40,7 @@ HEARTBEAT = 1.0  # an idle writer pings this often, so a dead Redis is noticed w
 MIN_BACKOFF, MAX_BACKOFF = 0.2, 5.0
 BULK_TIMEOUT = 3.0  # loads (start-up, resync) read many keys; they run in the background anyway
 SCAN_BATCH = 500
+CHUNK = 500  # changes per script run: a run blocks Redis, so a huge batch is cut in pieces
 PRUNE_EVERY = 30.0  # seconds between sweeps of expired values out of the restore mirror
 INFLIGHT_PATIENCE = 5.0  # seconds to wait for the echo of a health merge before taking others' again
 
@@ -83,7 +84,7 @@ class RedisBackend(StateBackend):
         self._seq = 0
         self._fast: aioredis.Redis | None = None
         self._bulk: aioredis.Redis | None = None
-        self._health_sha = self._counter_sha = ""
+        self._batch_sha = ""
         self._epoch: str | None = None
         self._wake = asyncio.Event()
         self._connected = asyncio.Event()
@@ -201,8 +202,7 @@ class RedisBackend(StateBackend):
 
     async def _prepare(self, client: aioredis.Redis) -> None:
         """Load the scripts and notice a Redis that lost its data (restarted without persistence)."""
-        self._health_sha = await client.script_load(ops.HEALTH_SCRIPT)
-        self._counter_sha = await client.script_load(ops.COUNTER_SCRIPT)
+        self._batch_sha = await client.script_load(ops.BATCH_SCRIPT)
         await client.set(self.keys.epoch, uuid.uuid4().hex, nx=True)
         epoch = _text(await client.get(self.keys.epoch))
         if self._epoch is not None and epoch != self._epoch:
@@ -272,31 +272,37 @@ class RedisBackend(StateBackend):
         if not (values or bumps or health):
             return
         now = time.time()
-        pipe: Any = client.pipeline(transaction=False)
-        for (ns, key), text in values.items():
-            self._queue_value(pipe, ns, key, text, now)
+        items: list[tuple[str, dict[str, Any]]] = []  # (redis key, script item)
+        for (ns, key), stored in values.items():
+            items.append(self._value_item(ns, key, stored, now))
         for route, mode, seq, args in health:
             self._inflight[route] = (seq, now)
-            meta: list[Any] = [mode, self.origin, seq, self.keys.channel, now, self._health_ttl, route]
-            pipe.evalsha(self._health_sha, 1, self.keys.health(route), *meta, *args)
+            items.append((self.keys.health(route), {"t": "h", "k": route, "m": mode, "s": seq, "a": args}))
         for (ns, key), (count, floor) in bumps.items():
-            meta = [count, floor, self.keys.channel, self.origin, ns, key]
-            pipe.evalsha(self._counter_sha, 1, self.keys.counter(ns, key), *meta)
+            item = {"t": "c", "n": ns, "k": key, "by": count, "floor": floor}
+            items.append((self.keys.counter(ns, key), item))
+        # A big batch (a restore after Redis lost its data) goes in chunks, on the patient connection.
+        if len(items) > CHUNK:
+            client = self._bulk or client
+        pipe: Any = client.pipeline(transaction=False)
+        head = {"o": self.origin, "ch": self.keys.channel, "now": now, "ttl": self._health_ttl}
+        for i in range(0, len(items), CHUNK):
+            chunk = items[i : i + CHUNK]
+            arg = orjson.dumps({**head, "items": [item for _, item in chunk]})
+            pipe.evalsha(self._batch_sha, len(chunk), *[k for k, _ in chunk], arg)
         try:
             await pipe.execute()
         except BaseException:
             self._requeue(values, bumps, health)
             raise
 
-    def _queue_value(self, pipe: Any, ns: str, key: str, stored: Stored | None, now: float) -> None:
+    def _value_item(self, ns: str, key: str, stored: Stored | None, now: float) -> tuple[str, dict[str, Any]]:
         rkey = self.keys.health(key) if ns == ops.HEALTH_NS else self.keys.value(ns, key)
-        text = stored[0] if stored is not None else None
         if stored is None:
-            pipe.delete(rkey)
-        else:
-            expires = stored[1]
-            pipe.set(rkey, stored[0], px=max(int((expires - now) * 1000), 1) if expires is not None else None)
-        pipe.publish(self.keys.channel, ops.value_message(self.origin, ns, key, text))
+            return rkey, {"t": "v", "n": ns, "k": key, "d": 1}
+        text, expires = stored
+        px = max(int((expires - now) * 1000), 1) if expires is not None else 0
+        return rkey, {"t": "v", "n": ns, "k": key, "v": text, "px": px}
 
     def _health_op(self, route: str, record: dict[str, Any]) -> HealthOp:
         self._seq += 1
@@ -352,17 +358,22 @@ class RedisBackend(StateBackend):
 
     def _on_message(self, data: bytes) -> None:
         msg = orjson.loads(data)
-        ns, key, own = msg["n"], msg["k"], msg["o"] == self.origin
-        if "c" in msg:
-            self._apply_counter(ns, key, int(msg["c"]))
-        elif ns == ops.HEALTH_NS and "v" in msg:
-            if own and self._inflight.get(key, (0, 0.0))[0] <= int(msg["s"]):
+        own = msg["o"] == self.origin
+        for item in msg["b"]:
+            self._on_change(item, own)
+
+    def _on_change(self, item: dict[str, Any], own: bool) -> None:
+        ns, key = item["n"], item["k"]
+        if "c" in item:
+            self._apply_counter(ns, key, int(item["c"]))
+        elif "h" in item:
+            if own and self._inflight.get(key, (0, 0.0))[0] <= int(item["s"]):
                 self._inflight.pop(key, None)
-            self._apply_health(key, ops.decode_health(msg["v"]))
+            self._apply_health(key, ops.decode_health(item["h"]))
         elif not own and (ns, key) not in self._values:  # a newer local write is on its way
-            value = None if msg.get("d") else msg.get("v")
             if ns == ops.HEALTH_NS and self._health_busy(key):
                 return
+            value = None if item.get("d") == 1 else decode(item["v"])
             self._apply_value(ns, key, value)
 
     def _health_busy(self, route: str) -> bool:

@@ -11,14 +11,13 @@ Three kinds of shared items, three update rules, each one atomic inside Redis:
 - **values** (`{p}:kv:{ns}:{key}`): last write wins (pins, the dashboard layer and its roster switches),
   with a TTL where the item has a lifetime (a session pin expires with its cache lifetime).
 
-Every change is published on `{p}:changes` so the other replicas apply it to their local memory.
+Every flush is one script run, published as one message on `{p}:changes`, so the other replicas apply
+it to their local memory.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-import orjson
 
 HEALTH_NS = "health"
 INT_FIELDS = ("attempts", "successes", "failures", "consecutive_failures", "last_status")
@@ -57,69 +56,85 @@ def _glob_escape(text: str) -> str:
     return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in text)
 
 
-# KEYS[1] health hash. ARGV: mode (d=delta, r=restore), origin, seq, channel, now, ttl, route name,
-# attempts, successes, failures, consecutive, last_error, kind, status, last_error_at, rest_until,
-# last_success_at, updated_at. Empty strings stand for "none".
-HEALTH_SCRIPT = """
-local h = KEYS[1]
-local mode, origin, seq = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local now, ttl = tonumber(ARGV[5]), tonumber(ARGV[6])
-local a, s, f, cons = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
-local rest, upd = tonumber(ARGV[16]), tonumber(ARGV[18])
-local function num(field) return tonumber(redis.call('HGET', h, field) or '0') or 0 end
-local seqf = 'seq:' .. origin
-if seq > num(seqf) then
-  local err_at = tonumber(ARGV[15]) or 0
-  local take_error = false
-  if mode == 'r' then
-    for i, field in ipairs({'attempts', 'successes', 'failures', 'consecutive_failures'}) do
-      redis.call('HSET', h, field, math.max(num(field), tonumber(ARGV[7 + i])))
-    end
-    rest = math.max(num('rest_until'), rest)
-    take_error = err_at > num('last_error_at')
-  else
-    redis.call('HINCRBY', h, 'attempts', a)
-    redis.call('HINCRBY', h, 'successes', s)
-    redis.call('HINCRBY', h, 'failures', f)
-    if s > 0 then
-      redis.call('HSET', h, 'consecutive_failures', cons)
-    else
-      redis.call('HINCRBY', h, 'consecutive_failures', f)
-      rest = math.max(num('rest_until'), rest)
-    end
-    take_error = f > 0
-  end
-  redis.call('HSET', h, 'rest_until', rest)
-  if take_error then
-    local names = {'last_error', 'last_error_kind', 'last_status', 'last_error_at'}
-    for i, field in ipairs(names) do
-      local v = ARGV[11 + i]
-      if v == '' then redis.call('HDEL', h, field) else redis.call('HSET', h, field, v) end
-    end
-  end
-  local ok_at = tonumber(ARGV[17]) or 0
-  if ok_at > num('last_success_at') then redis.call('HSET', h, 'last_success_at', ok_at) end
-  if upd > num('updated_at') then redis.call('HSET', h, 'updated_at', upd) end
-  redis.call('HSET', h, seqf, seq)
-end
-local keep = math.max(ttl, num('rest_until') - now, 1)
-redis.call('PEXPIRE', h, math.floor(keep * 1000))
-local flat = redis.call('HGETALL', h)
-local rec = {}
-for i = 1, #flat, 2 do
-  if string.sub(flat[i], 1, 4) ~= 'seq:' then rec[flat[i]] = flat[i + 1] end
-end
-redis.call('PUBLISH', ARGV[4], cjson.encode({o = origin, s = seq, n = 'health', k = ARGV[7], v = rec}))
-return 1
-"""
+# One script per flush: every pending change of this replica, applied atomically, announced in ONE
+# change-feed message. (A command and a message per change cost every replica a syscall and a parse per
+# change; measured with bench/redis_state.py.) KEYS[i] belongs to item i. ARGV[1] is JSON:
+# {o: origin, ch: channel, now, ttl, items: [...]}, each item one of
+#   {t="v", n, k, v=<JSON text> | d=1, px=<ms> | 0}     a value: last write wins
+#   {t="h", k, m="d"|"r", s=seq, a=[health_args]}        a health delta (d) or restore (r)
+#   {t="c", n, k, by, floor}                              a shared counter step
+BATCH_SCRIPT = """
+local batch = cjson.decode(ARGV[1])
+local origin, now = batch.o, tonumber(batch.now)
+local out = {}
+local function num(h, field) return tonumber(redis.call('HGET', h, field) or '0') or 0 end
 
-# KEYS[1] counter. ARGV: by, floor, channel, origin, namespace, key.
-COUNTER_SCRIPT = """
-local v = redis.call('INCRBY', KEYS[1], ARGV[1])
-local floor = tonumber(ARGV[2])
-if v < floor then redis.call('SET', KEYS[1], floor); v = floor end
-redis.call('PUBLISH', ARGV[3], cjson.encode({o = ARGV[4], n = ARGV[5], k = ARGV[6], c = v}))
-return v
+local function health(h, it)
+  local a = it.a
+  local seqf = 'seq:' .. origin
+  if it.s > num(h, seqf) then
+    local rest, take_error = tonumber(a[9]), false
+    if it.m == 'r' then
+      local names = {'attempts', 'successes', 'failures', 'consecutive_failures'}
+      for i, field in ipairs(names) do redis.call('HSET', h, field, math.max(num(h, field), a[i])) end
+      rest = math.max(num(h, 'rest_until'), rest)
+      take_error = (tonumber(a[8]) or 0) > num(h, 'last_error_at')
+    else
+      redis.call('HINCRBY', h, 'attempts', a[1])
+      redis.call('HINCRBY', h, 'successes', a[2])
+      redis.call('HINCRBY', h, 'failures', a[3])
+      if a[2] > 0 then
+        redis.call('HSET', h, 'consecutive_failures', a[4])
+      else
+        redis.call('HINCRBY', h, 'consecutive_failures', a[3])
+        rest = math.max(num(h, 'rest_until'), rest)
+      end
+      take_error = a[3] > 0
+    end
+    redis.call('HSET', h, 'rest_until', rest)
+    if take_error then
+      local names = {'last_error', 'last_error_kind', 'last_status', 'last_error_at'}
+      for i, field in ipairs(names) do
+        local v = a[4 + i]
+        if v == '' then redis.call('HDEL', h, field) else redis.call('HSET', h, field, v) end
+      end
+    end
+    local ok_at = tonumber(a[10]) or 0
+    if ok_at > num(h, 'last_success_at') then redis.call('HSET', h, 'last_success_at', ok_at) end
+    if a[11] > num(h, 'updated_at') then redis.call('HSET', h, 'updated_at', a[11]) end
+    redis.call('HSET', h, seqf, it.s)
+  end
+  local keep = math.max(batch.ttl, num(h, 'rest_until') - now, 1)
+  redis.call('PEXPIRE', h, math.floor(keep * 1000))
+  local flat = redis.call('HGETALL', h)
+  local rec = {}
+  for i = 1, #flat, 2 do
+    if string.sub(flat[i], 1, 4) ~= 'seq:' then rec[flat[i]] = flat[i + 1] end
+  end
+  return {n = 'health', k = it.k, s = it.s, h = rec}
+end
+
+for i, it in ipairs(batch.items) do
+  local key = KEYS[i]
+  if it.t == 'v' then
+    if it.d == 1 then
+      redis.call('DEL', key)
+    elseif it.px > 0 then
+      redis.call('SET', key, it.v, 'PX', it.px)
+    else
+      redis.call('SET', key, it.v)
+    end
+    out[#out + 1] = {n = it.n, k = it.k, v = it.v, d = it.d}
+  elseif it.t == 'h' then
+    out[#out + 1] = health(key, it)
+  else
+    local v = redis.call('INCRBY', key, it.by)
+    if v < it.floor then redis.call('SET', key, it.floor); v = it.floor end
+    out[#out + 1] = {n = it.n, k = it.k, c = v}
+  end
+end
+redis.call('PUBLISH', batch.ch, cjson.encode({o = origin, b = out}))
+return #out
 """
 
 
@@ -180,12 +195,6 @@ def value_ttl(ns: str, key: str, value: Any, now: float) -> float | None:
             return None
         return max(left, 0.0) + PIN_TTL_SLACK
     return None
-
-
-def value_message(origin: str, ns: str, key: str, text: str | None) -> bytes:
-    """A change-feed message for a value write (`text` is its JSON) or delete (`None`)."""
-    head = orjson.dumps({"o": origin, "n": ns, "k": key})[:-1]
-    return head + (b',"d":1}' if text is None else b',"v":' + text.encode() + b"}")
 
 
 def _int(record: dict[str, Any], field: str) -> int:
