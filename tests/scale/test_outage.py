@@ -3,10 +3,14 @@ returns (SPEC §9, issue #7)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
 
+from gateway_server import ADMIN_TOKEN
 from modelpool.sim import Fault, FleetThread
 from redis_server import RedisServer
 from replicas import Replica, wait_for
@@ -78,6 +82,11 @@ def test_killing_redis_mid_traffic_delays_nothing_and_replicas_converge_after(
     status = a.readyz()["state"]
     assert status["healthy"] is False and status["status"].startswith("degraded") and "last_error" in status
     assert a.admin("GET", "/admin/status")["state"]["healthy"] is False
+    cli = [sys.executable, "-m", "modelpool.cli.main", "status", "--url", a.url, "--token", ADMIN_TOKEN]
+    shown = subprocess.run(
+        cli, capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "200"}
+    )
+    assert "degraded: serving on local state" in shown.stdout, shown.stdout + shown.stderr
     fleet3.set_faults("alpha", [Fault("quota", times=1)])
     assert a.chat(text="outage call") == "beta/m1"
     assert a.route_state("alpha/m1") == "quota" and b.route_state("alpha/m1") != "quota"
