@@ -9,11 +9,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from gateway_server import ADMIN_TOKEN
 from modelpool.sim import Fault, FleetThread
 from redis_server import RedisServer
-from replicas import Replica, wait_for
+from replicas import Replica, replica_config, wait_for
 
 Start = Callable[..., tuple[Replica, Replica]]
 # Seconds of traffic before the kill (the baseline) and while Redis is down. The baseline is longer so
@@ -108,3 +109,27 @@ def test_killing_redis_mid_traffic_delays_nothing_and_replicas_converge_after(
     # And the shared store is whole again: a new setting on B reaches A through it.
     b.admin("PATCH", "/admin/settings", {"pool.max_attempts": 2})
     wait_for(lambda: max_attempts(a) == 2, what="A learning B's new setting")
+
+
+def test_a_replica_started_while_redis_is_down_serves_and_joins_when_it_comes_up(
+    tmp_path: Path, fleet3: FleetThread
+) -> None:
+    server = RedisServer(tmp_path / "redis")  # not started
+    cfg = replica_config(fleet3, server.url)
+    a = Replica("a", cfg, tmp_path).start()
+    try:
+        ready = a.readyz()
+        assert ready["ready"] is True and ready["degraded"] is True
+        assert a.chat() == "alpha/m1"  # routing needs no state store
+        a.admin("PATCH", "/admin/settings", {"pool.max_attempts": 3})
+        server.start()
+        wait_for(lambda: not a.readyz()["degraded"], 20, "A connecting once Redis is up")
+        b = Replica("b", cfg, tmp_path).start()
+        try:
+            rows = b.admin("GET", "/admin/settings")["settings"]
+            assert next(r["value"] for r in rows if r["key"] == "pool.max_attempts") == 3
+        finally:
+            b.stop()
+    finally:
+        a.stop()
+        server.stop()
