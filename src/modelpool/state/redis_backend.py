@@ -1,10 +1,10 @@
 """Redis state (SPEC §9): several gateway processes or machines share health, rests, pins, cursors,
 counters, the dashboard layer and its roster switches.
 
-The request path never talks to Redis. `put`/`delete`/`bump` record the change in a coalescing map and
-wake a background writer, which sends everything pending in one pipeline (each item is one atomic
-command or script, see `redis_ops`) and publishes it on the change feed; a reader applies the other
-replicas' changes to local memory through the listener the gateway registered. Every Redis command has a
+The request path never talks to Redis. `put`/`delete`/`bump` record the change in the coalescing book
+(`redis_book`) and wake a background writer, which sends everything pending as one atomic script run
+that also publishes it on the change feed (`redis_ops`); a reader applies the other replicas' changes to
+local memory through the listener the gateway registered. Every Redis command has a
 short socket timeout and the connection sits behind a circuit breaker: on a failure the backend turns
 unhealthy, keeps collecting writes locally and retries with backoff; when Redis answers again it pushes
 what changed meanwhile (everything, if Redis lost its data), reloads the shared state and resubscribes.
@@ -17,7 +17,6 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -27,13 +26,10 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 from modelpool.state import redis_ops as ops
-from modelpool.state.base import StateBackend, decode, encode
+from modelpool.state.base import StateBackend, decode
+from modelpool.state.redis_book import Listener, SyncBook
 
 log = logging.getLogger(__name__)
-
-Listener = Callable[[str, str, Any], None]
-HealthOp = tuple[str, str, int, list[Any]]  # route, mode (d|r), seq, script value arguments
-Stored = tuple[str, float | None]  # a value's JSON text and when it expires (epoch seconds; None: never)
 
 SHARED_NAMESPACES = ("health", "pins", "dashboard", "roster", "meta")
 HEARTBEAT = 1.0  # an idle writer pings this often, so a dead Redis is noticed without traffic
@@ -42,7 +38,6 @@ BULK_TIMEOUT = 3.0  # loads (start-up, resync) read many keys; they run in the b
 SCAN_BATCH = 500
 CHUNK = 500  # changes per script run: a run blocks Redis, so a huge batch is cut in pieces
 PRUNE_EVERY = 30.0  # seconds between sweeps of expired values out of the restore mirror
-INFLIGHT_PATIENCE = 5.0  # seconds to wait for the echo of a health merge before taking others' again
 
 
 class RedisBackend(StateBackend):
@@ -69,19 +64,7 @@ class RedisBackend(StateBackend):
         # Health records live as long as the persisted history, and never less than an hour when
         # persistence is off: sharing a rest is the point of this backend.
         self._health_ttl = persist_ttl if persist_ttl > 0 else 3600.0
-        self._listener: Listener | None = None
-        # Pending writes, coalesced per key (last write wins; health records fold into one delta).
-        self._values: dict[tuple[str, str], Stored | None] = {}
-        self._health: dict[str, dict[str, Any]] = {}
-        self._bumps: dict[tuple[str, str], list[int]] = {}  # [bumps since last flush, floor]
-        self._retry: list[HealthOp] = []  # sent but unacknowledged: resent with the same seq
-        # What Redis has confirmed or this replica knows, to compute deltas and to restore a lost Redis.
-        self._confirmed: dict[str, dict[str, Any]] = {}
-        self._latest: dict[str, dict[str, Any]] = {}
-        self._mirror: dict[tuple[str, str], Stored] = {}
-        self._floors: dict[tuple[str, str], int] = {}
-        self._inflight: dict[str, tuple[int, float]] = {}  # route → (seq, sent at): echo pending
-        self._seq = 0
+        self.book = SyncBook(self.origin, self.keys)
         self._fast: aioredis.Redis | None = None
         self._bulk: aioredis.Redis | None = None
         self._batch_sha = ""
@@ -99,7 +82,7 @@ class RedisBackend(StateBackend):
     # -- lifecycle ---------------------------------------------------------------------------------
 
     def set_listener(self, listener: Listener) -> None:
-        self._listener = listener
+        self.book.listener = listener
 
     async def start(self) -> None:
         if self._task is not None:
@@ -124,7 +107,7 @@ class RedisBackend(StateBackend):
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
         self._task = None
-        pending = len(self._values) + len(self._health) + len(self._bumps)
+        pending = self.book.pending
         if pending:
             log.warning("state: %d changes could not be sent to redis", pending)
 
@@ -156,7 +139,7 @@ class RedisBackend(StateBackend):
         pubsub = reader.pubsub(ignore_subscribe_messages=True)
         try:
             await asyncio.wait_for(pubsub.subscribe(self.keys.channel), BULK_TIMEOUT)
-            self._inflight.clear()  # echoes of the last session are lost; retried ops are re-echoed
+            self.book.inflight.clear()  # echoes of the last session are lost; retried ops are re-echoed
             await self._prepare(self._bulk)
             self._mark_healthy()
             self._connected.set()
@@ -207,33 +190,22 @@ class RedisBackend(StateBackend):
         epoch = _text(await client.get(self.keys.epoch))
         if self._epoch is not None and epoch != self._epoch:
             log.warning("state: redis lost the shared state; restoring it from this replica")
-            self._restore_all()
+            self.book.restore_all()
         self._epoch = epoch
 
     # -- writes (hot path: no I/O, no waiting) ---------------------------------------------------
 
     def put(self, namespace: str, key: str, value: Any) -> None:
-        if namespace == ops.HEALTH_NS and isinstance(value, dict):
-            # A pending delete of the same route stays queued: it is sent first, then this record.
-            self._health[key] = self._latest[key] = value
-        else:
-            self._values[(namespace, key)] = self._mirror[(namespace, key)] = _stored(namespace, key, value)
+        self.book.put(namespace, key, value)
         self._wake.set()
 
     def delete(self, namespace: str, key: str) -> None:
-        if namespace == ops.HEALTH_NS:
-            for table in (self._health, self._latest, self._confirmed):
-                table.pop(key, None)
-        self._mirror.pop((namespace, key), None)
-        self._values[(namespace, key)] = None
+        self.book.delete(namespace, key)
         self._wake.set()
 
     def bump(self, namespace: str, key: str, local_value: int) -> None:
         """Count one step of a shared monotonic counter this replica took, now at `local_value`."""
-        entry = self._bumps.setdefault((namespace, key), [0, 0])
-        entry[0] += 1
-        entry[1] = max(entry[1], local_value)
-        self._floors[(namespace, key)] = max(self._floors.get((namespace, key), 0), local_value)
+        self.book.bump(namespace, key, local_value)
         self._wake.set()
 
     async def flush(self) -> None:
@@ -261,26 +233,14 @@ class RedisBackend(StateBackend):
                 self._last_send = time.monotonic()
                 await self.flush()
             if time.monotonic() >= next_prune:
-                self._prune(time.time())
+                self.book.prune(time.time())
                 next_prune = time.monotonic() + PRUNE_EVERY
 
     async def _send(self, client: aioredis.Redis) -> None:
-        values, self._values = self._values, {}
-        bumps, self._bumps = self._bumps, {}
-        health = self._retry + [self._health_op(route, rec) for route, rec in self._health.items()]
-        self._health, self._retry = {}, []
-        if not (values or bumps or health):
-            return
         now = time.time()
-        items: list[tuple[str, dict[str, Any]]] = []  # (redis key, script item)
-        for (ns, key), stored in values.items():
-            items.append(self._value_item(ns, key, stored, now))
-        for route, mode, seq, args in health:
-            self._inflight[route] = (seq, now)
-            items.append((self.keys.health(route), {"t": "h", "k": route, "m": mode, "s": seq, "a": args}))
-        for (ns, key), (count, floor) in bumps.items():
-            item = {"t": "c", "n": ns, "k": key, "by": count, "floor": floor}
-            items.append((self.keys.counter(ns, key), item))
+        items, batch = self.book.take(now)
+        if not items:
+            return
         # A big batch (a restore after Redis lost its data) goes in chunks, on the patient connection.
         if len(items) > CHUNK:
             client = self._bulk or client
@@ -293,57 +253,8 @@ class RedisBackend(StateBackend):
         try:
             await pipe.execute()
         except BaseException:
-            self._requeue(values, bumps, health)
+            self.book.requeue(batch)
             raise
-
-    def _value_item(self, ns: str, key: str, stored: Stored | None, now: float) -> tuple[str, dict[str, Any]]:
-        rkey = self.keys.health(key) if ns == ops.HEALTH_NS else self.keys.value(ns, key)
-        if stored is None:
-            return rkey, {"t": "v", "n": ns, "k": key, "d": 1}
-        text, expires = stored
-        px = max(int((expires - now) * 1000), 1) if expires is not None else 0
-        return rkey, {"t": "v", "n": ns, "k": key, "v": text, "px": px}
-
-    def _health_op(self, route: str, record: dict[str, Any]) -> HealthOp:
-        self._seq += 1
-        args = ops.health_args(self._confirmed.get(route), record)
-        self._confirmed[route] = record  # the next delta starts where this one ends
-        return route, "d", self._seq, args
-
-    def _requeue(
-        self, values: dict[Any, Stored | None], bumps: dict[Any, list[int]], health: list[HealthOp]
-    ) -> None:
-        """A batch that may not have arrived: newer local writes win, health ops are resent as they
-        were (their seq makes a second arrival a no-op), counter steps are added back."""
-        for item, text in values.items():
-            self._values.setdefault(item, text)
-        for item, (count, floor) in bumps.items():
-            entry = self._bumps.setdefault(item, [0, 0])
-            entry[0] += count
-            entry[1] = max(entry[1], floor)
-        self._retry = health + self._retry
-
-    def _prune(self, now: float) -> None:
-        """Forget expired values (session pins nobody touched again), so the mirror stays bounded."""
-        dead = [item for item, (_, until) in self._mirror.items() if until is not None and until <= now]
-        for item in dead:
-            del self._mirror[item]
-
-    def _restore_all(self) -> None:
-        """Redis came back empty: queue everything this replica knows, merged by maximum/last write."""
-        now = time.time()
-        self._retry = []
-        self._inflight.clear()
-        for route, record in self._latest.items():
-            self._seq += 1
-            self._retry.append((route, "r", self._seq, ops.restore_args(record)))
-            self._confirmed[route] = record
-            self._health.pop(route, None)
-        self._prune(now)  # an expired pin stays gone
-        for item, stored in self._mirror.items():
-            self._values.setdefault(item, stored)
-        for item, floor in self._floors.items():
-            self._bumps.setdefault(item, [0, floor])
 
     # -- the change feed -------------------------------------------------------------------------
 
@@ -352,75 +263,15 @@ class RedisBackend(StateBackend):
             message = await pubsub.get_message(timeout=HEARTBEAT)
             if message is not None and message.get("type") == "message":
                 try:
-                    self._on_message(message["data"])
+                    self.book.on_message(message["data"])
                 except Exception:  # one bad message must not stop the feed
                     log.exception("state: could not apply a change from redis")
-
-    def _on_message(self, data: bytes) -> None:
-        msg = orjson.loads(data)
-        own = msg["o"] == self.origin
-        for item in msg["b"]:
-            self._on_change(item, own)
-
-    def _on_change(self, item: dict[str, Any], own: bool) -> None:
-        ns, key = item["n"], item["k"]
-        if "c" in item:
-            self._apply_counter(ns, key, int(item["c"]))
-        elif "h" in item:
-            if own and self._inflight.get(key, (0, 0.0))[0] <= int(item["s"]):
-                self._inflight.pop(key, None)
-            self._apply_health(key, ops.decode_health(item["h"]))
-        elif not own and (ns, key) not in self._values:  # a newer local write is on its way
-            if ns == ops.HEALTH_NS and self._health_busy(key):
-                return
-            value = None if item.get("d") == 1 else decode(item["v"])
-            self._apply_value(ns, key, value)
-
-    def _health_busy(self, route: str) -> bool:
-        """A local change to the route is not merged yet: its echo will carry the merged record."""
-        if route in self._health:
-            return True
-        sent = self._inflight.get(route)
-        # An echo lost with a dropped connection must not freeze the route: give up on it after a while.
-        return sent is not None and time.time() - sent[1] < INFLIGHT_PATIENCE
-
-    def _apply_health(self, route: str, record: dict[str, Any]) -> None:
-        if self._health_busy(route):
-            return
-        self._confirmed[route] = self._latest[route] = record
-        self._deliver(ops.HEALTH_NS, route, record)
-
-    def _apply_value(self, ns: str, key: str, value: Any) -> None:
-        if value is None:
-            self._mirror.pop((ns, key), None)
-            if ns == ops.HEALTH_NS:
-                self._confirmed.pop(key, None)
-                self._latest.pop(key, None)
-        elif ns != ops.HEALTH_NS:
-            self._mirror[(ns, key)] = _stored(ns, key, value)
-        self._deliver(ns, key, value)
-
-    def _apply_counter(self, ns: str, key: str, value: int) -> None:
-        self._floors[(ns, key)] = max(self._floors.get((ns, key), 0), value)
-        self._deliver(ns, key, value)
-
-    def _deliver(self, ns: str, key: str, value: Any) -> None:
-        if self._listener is not None:
-            try:
-                self._listener(ns, key, value)
-            except Exception:
-                log.exception("state: applying %s/%s from redis failed", ns, key)
 
     async def _reload(self) -> None:
         """Pull the whole shared state into local memory (after an outage or a late first connect)."""
         for ns in SHARED_NAMESPACES:
-            for key, value in (await self._fetch(ns)).items():
-                if ns == ops.HEALTH_NS:
-                    self._apply_health(key, value)
-                elif (ns, key) not in self._values:
-                    self._apply_value(ns, key, value)
-        for key, count in (await self._fetch_counters("counters")).items():
-            self._apply_counter("counters", key, count)
+            self.book.apply_loaded(ns, await self._fetch(ns))
+        self.book.apply_loaded("counters", await self._fetch_counters("counters"))
 
     # -- reads -------------------------------------------------------------------------------------
 
@@ -434,19 +285,8 @@ class RedisBackend(StateBackend):
             except (RedisError, OSError, TimeoutError) as exc:
                 self._mark_unhealthy(exc)
         if namespace == ops.HEALTH_NS:
-            # What the caller loads is what Redis confirmed: the next local change is a delta from it.
-            for route, record in result.items():
-                if not self._health_busy(route):
-                    self._confirmed[route] = self._latest[route] = record
-        if namespace == ops.HEALTH_NS:
-            result.update(self._health)
-        for (ns, key), stored in list(self._values.items()):
-            if ns == namespace:
-                if stored is None:
-                    result.pop(key, None)
-                else:
-                    result[key] = decode(stored[0])
-        return result
+            self.book.confirm_loaded(result)
+        return self.book.overlay(namespace, result)
 
     async def _fetch(self, ns: str) -> dict[str, Any]:
         client = self._bulk
@@ -498,7 +338,7 @@ class RedisBackend(StateBackend):
             "status": "connected" if self._healthy else "degraded: serving on local state",
             "since": self._since,
             "replica": self.origin,
-            "pending_writes": len(self._values) + len(self._health) + len(self._bumps) + len(self._retry),
+            "pending_writes": self.book.pending,
         }
         if self._last_error and not self._healthy:
             info["last_error"] = self._last_error
@@ -517,11 +357,6 @@ class RedisBackend(StateBackend):
             self._since = time.time()
         self._healthy = False
         self._last_error = f"{type(exc).__name__}: {exc}"
-
-
-def _stored(ns: str, key: str, value: Any) -> Stored:
-    ttl = ops.value_ttl(ns, key, value, time.time())
-    return encode(value), (time.time() + ttl if ttl is not None else None)
 
 
 def _text(value: Any) -> str:
