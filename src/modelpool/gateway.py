@@ -29,6 +29,7 @@ from modelpool.config import (
 )
 from modelpool.events import EventBus, LastPlans, LiveRoute, SessionLog
 from modelpool.health.registry import HealthRegistry
+from modelpool.observe import Observer
 from modelpool.periods import CalendarStore, default_cache_path
 from modelpool.protocols import openai_chat as oc
 from modelpool.routing.call import Call, Candidate
@@ -110,6 +111,7 @@ class Gateway:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.last_plans: LastPlans = LastPlans()
         self.started_at = time.time()
+        self.observer = Observer(self)  # metrics and call log lines of the HTTP client API
 
     # ---- construction -------------------------------------------------------------------------
 

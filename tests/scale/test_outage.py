@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from gateway_server import ADMIN_TOKEN
 from modelpool.sim import Fault, FleetThread
 from redis_server import RedisServer
@@ -51,17 +53,17 @@ class Traffic:
         self._stop.set()
         self._thread.join(30)
 
-    def durations(self, since: float, until: float = float("inf")) -> list[float]:
-        return [d for start, d in self.samples if since <= start < until]
+    def before(self, since: float, cut: float) -> list[float]:
+        """Calls started after `since` that were over before `cut`."""
+        return [d for start, d in self.samples if since <= start and start + d < cut]
+
+    def after(self, cut: float, until: float) -> list[float]:
+        """Calls still running at `cut` or started after it (a call the kill overtook counts here)."""
+        return [d for start, d in self.samples if start + d >= cut and start < until]
 
 
-def test_killing_redis_mid_traffic_delays_nothing_and_replicas_converge_after(
-    replicas: Start, redis_server: RedisServer, fleet3: FleetThread
-) -> None:
-    a, b = replicas()
-    for r in (a, b):
-        r.chat()  # connections and code paths warm
-        assert r.readyz()["degraded"] is False
+def kill_mid_traffic(a: Replica, b: Replica, redis_server: RedisServer) -> tuple[float, float]:
+    """Traffic on both replicas, Redis killed in the middle: the worst call before and after the kill."""
     with Traffic(a) as ta, Traffic(b) as tb:
         time.sleep(0.3)
         t0 = time.monotonic()
@@ -71,13 +73,36 @@ def test_killing_redis_mid_traffic_delays_nothing_and_replicas_converge_after(
         wait_for(lambda: a.readyz()["degraded"] and b.readyz()["degraded"], what="degraded readiness")
         time.sleep(OUTAGE)
         t_end = time.monotonic()
-    baseline = ta.durations(t0, t_kill) + tb.durations(t0, t_kill)
-    outage = ta.durations(t_kill, t_end) + tb.durations(t_kill, t_end)
+    baseline = ta.before(t0, t_kill) + tb.before(t0, t_kill)
+    outage = ta.after(t_kill, t_end) + tb.after(t_kill, t_end)
     assert not ta.errors and not tb.errors
-    assert len(baseline) > 20 and len(outage) > 20
-    # The one timing assertion the issue asks for: measured against the same test's own baseline, so a
-    # slow or busy machine raises both sides; the worst call must not grow by more than 100 ms.
-    assert max(outage) <= max(baseline) + 0.1, (max(outage), max(baseline))
+    assert len(baseline) > 20 and len(outage) >= 4  # (a call stuck on Redis would make few)
+    return max(baseline), max(outage)
+
+
+def test_killing_redis_mid_traffic_delays_nothing_and_replicas_converge_after(
+    replicas: Start, redis_server: RedisServer, fleet3: FleetThread
+) -> None:
+    a, b = replicas()
+    for r in (a, b):
+        r.chat()  # connections and code paths warm
+        assert r.readyz()["degraded"] is False
+    # The one timing assertion the issue asks for, against the same test's own baseline so a slow or busy
+    # machine raises both sides: the worst call during the outage must not exceed the worst call before it
+    # by more than 100 ms. A scheduling hiccup of a loaded machine can break that once; a request that
+    # waits on Redis breaks it every time — so one more round (Redis back, killed again) is allowed.
+    rounds = []
+    for attempt in range(2):
+        if attempt:
+            redis_server.start()
+            wait_for(lambda: not a.readyz()["degraded"] and not b.readyz()["degraded"], 20, "reconnect")
+            time.sleep(1.0)  # the resync (push, reload) is done before the next baseline starts
+        worst_before, worst_during = kill_mid_traffic(a, b, redis_server)
+        rounds.append((round(worst_before, 3), round(worst_during, 3)))
+        if worst_during <= worst_before + 0.1:
+            break
+    else:
+        pytest.fail(f"a call waited on the dead Redis: (worst before, worst during) per round {rounds}")
 
     # While Redis is down each replica routes on its own memory: a rest found on A stays on A …
     status = a.readyz()["state"]

@@ -73,3 +73,37 @@ def test_a_provider_key_appears_in_no_answer_log_state_or_page(
     seen.extend(r.getMessage() for r in caplog.records)
     leaks = [s[:200] for s in seen if CANARY in s or CANARY[3:] in s]
     assert leaks == []  # … but never the key
+
+
+def test_a_provider_key_is_in_no_json_log_line_nor_the_metrics(tmp_path: Path) -> None:
+    """The real `modelpool serve` at debug level, its stderr a pipe (so JSON lines), while the upstream
+    echoes the key in its errors — on a switched call, a failed call and a stream."""
+    from serve_process import serve_process
+
+    fast = {"ttft": 0.005, "tps": 5000.0}
+    spec = FleetSpec(
+        [
+            SimProvider("keyed", models=[SimModel("m1", output_tokens=3)], api_key=CANARY, **fast),
+            SimProvider("spare", models=[SimModel("m1", output_tokens=3)], **fast),
+        ]
+    )
+    with FleetThread(spec) as ft:
+        cfg = ft.to_config(state={"backend": "memory"}, server={"admin_token": ADMIN_TOKEN})
+        cfg["pool"] = {"strategy": "priority", "retries_per_route": 0}
+        cfg["holidays"] = {"source": "bundled"}
+        ft.set_faults("keyed", [Fault("status", status=401, message=f"invalid api key {CANARY}")])
+        with serve_process(cfg, tmp_path, "--log-level", "debug") as srv:
+            c = openai.OpenAI(base_url=srv.url + "/v1", api_key="x", max_retries=0)
+            msgs = [{"role": "user", "content": "hi"}]
+            assert c.chat.completions.create(model="m1", messages=msgs).choices  # type: ignore[arg-type]
+            assert list(c.chat.completions.create(model="m1", messages=msgs, stream=True))  # type: ignore[arg-type]
+            ft.set_faults("spare", [Fault("server_error", message=f"upstream says {CANARY}")])
+            failed = httpx.post(srv.url + "/v1/chat/completions", json={"model": "m1", "messages": msgs})
+            assert failed.status_code >= 400
+            metrics = httpx.get(srv.url + "/metrics", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}).text
+            assert "modelpool_attempts_total" in metrics
+            stderr = srv.stop()
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert any('"logger":"modelpool.calls"' in line and '"kind":"auth"' in line for line in lines)
+    for text in [*lines, metrics]:
+        assert CANARY not in text and CANARY[3:] not in text

@@ -42,12 +42,18 @@ def serve(
     host: Annotated[str | None, typer.Option(help="Bind address (default from config: 127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option(help="Port (default from config: 4000).")] = None,
     workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
-    log_level: Annotated[str, typer.Option(help="debug | info | warning | error")] = "info",
+    log_level: Annotated[
+        str | None, typer.Option(help="debug | info | warning | error (default: logging.level, info)")
+    ] = None,
+    log_format: Annotated[
+        str | None,
+        typer.Option(help="auto | json | text (default: logging.format; auto = JSON unless a terminal)"),
+    ] = None,
 ) -> None:
     """Run the gateway."""
     from modelpool.cli.serve import run_serve
 
-    raise typer.Exit(run_serve(config, host, port, workers, log_level))
+    raise typer.Exit(run_serve(config, host, port, workers, log_level, log_format))
 
 
 @app.command()

@@ -10,16 +10,21 @@ from modelpool.config import ConfigError, load_config
 from modelpool.security import is_loopback
 
 
-def configure_logging(level: str) -> None:
-    logging.basicConfig(
-        level=getattr(logging, level.upper(), logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+def configure_logging(level: str, fmt: str = "auto") -> None:
+    """JSON lines when stderr is not a terminal (or `fmt="json"`), text otherwise (`modelpool.logs`)."""
+    from modelpool.logs import setup_logging
+
+    setup_logging(level, fmt)
 
 
-def run_serve(config: Path | None, host: str | None, port: int | None, workers: int, log_level: str) -> int:
-    configure_logging(log_level)
+def run_serve(
+    config: Path | None,
+    host: str | None,
+    port: int | None,
+    workers: int,
+    log_level: str | None,
+    log_format: str | None = None,
+) -> int:
     try:
         loaded = load_config(config)
     except ConfigError as err:
@@ -27,6 +32,9 @@ def run_serve(config: Path | None, host: str | None, port: int | None, workers: 
         for line in err.errors:
             print(f"  {line}", file=sys.stderr)
         return 2
+    # A flag wins over the config file's `logging` section.
+    log_level = log_level or loaded.config.logging.level
+    configure_logging(log_level, log_format or loaded.config.logging.format)
     for warning in loaded.warnings:
         logging.getLogger("modelpool").warning(warning)
     server = loaded.config.server
@@ -44,7 +52,7 @@ def run_serve(config: Path | None, host: str | None, port: int | None, workers: 
     if workers > 1:
         from modelpool.cli.workers import serve_workers
 
-        return serve_workers(loaded, bind_host, bind_port, workers, log_level)
+        return serve_workers(loaded, bind_host, bind_port, workers, log_level, log_format)
     return serve_loaded(loaded, bind_host, bind_port, log_level)
 
 
@@ -65,6 +73,7 @@ def serve_loaded(loaded, host: str, port: int, log_level: str) -> int:  # type: 
         http="httptools",
         lifespan="on",
         log_level=log_level.lower(),
+        log_config=None,  # uvicorn's loggers propagate to ours (JSON or text); no access log
         access_log=False,
         server_header=False,
         timeout_graceful_shutdown=5,

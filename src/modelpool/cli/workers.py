@@ -20,9 +20,12 @@ from modelpool.config import state_dir
 log = logging.getLogger("modelpool")
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+LOG_LEVEL_ENV, LOG_FORMAT_ENV = "MODELPOOL_WORKER_LOG_LEVEL", "MODELPOOL_WORKER_LOG_FORMAT"
 
 
-def serve_workers(loaded: Any, host: str, port: int, workers: int, log_level: str) -> int:
+def serve_workers(
+    loaded: Any, host: str, port: int, workers: int, log_level: str, log_format: str | None = None
+) -> int:
     config = loaded.config
     if config.state.backend != "redis":
         print(
@@ -37,6 +40,9 @@ def serve_workers(loaded: Any, host: str, port: int, workers: int, log_level: st
         print("--workers needs a configuration file (each worker process loads it)", file=sys.stderr)
         return 2
     os.environ["MODELPOOL_CONFIG"] = str(loaded.path)
+    # Workers are fresh interpreters: they set up logging as this process did (`server.worker`).
+    os.environ[LOG_LEVEL_ENV] = log_level
+    os.environ[LOG_FORMAT_ENV] = log_format or loaded.config.logging.format
     if not config.server.admin_token:
         # Created once here: N workers racing to create it would each print and keep a different one.
         from modelpool.security import load_or_create_admin_token
@@ -76,6 +82,7 @@ def _run(host: str, port: int, workers: int, log_level: str) -> int:
         http="httptools",
         lifespan="on",
         log_level=log_level.lower(),
+        log_config=None,  # uvicorn's loggers propagate to ours (JSON or text), as with one process
         access_log=False,
         server_header=False,
         timeout_graceful_shutdown=5,

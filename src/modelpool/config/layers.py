@@ -261,7 +261,7 @@ def _layer_of(key: str, file_dict: Mapping[str, Any], dashboard: Mapping[str, An
 
 def redact_setting(key: str, value: Any) -> Any:
     """A setting's value as it may be shown: secrets become "***", URL passwords are masked."""
-    if key == "server.admin_token":
+    if key in ("server.admin_token", "metrics.token"):
         return REDACTED if value else value
     if key == "server.api_keys":
         return [REDACTED for _ in value or []]

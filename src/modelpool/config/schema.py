@@ -364,6 +364,32 @@ class GatewayRankingConfig(_Model):
     min_uptime: float = Field(default=90, ge=0, le=100)
 
 
+class MetricsConfig(_Model):
+    """`GET /metrics` (Prometheus text format). It names routes and traffic, so by default it asks for a
+    bearer token like the admin API: the admin token or `token` (a scrape-only secret)."""
+
+    enabled: bool = True
+    token: str | None = None
+    require_token: bool = True
+
+    @field_validator("token", mode="before")
+    @classmethod
+    def _empty_token_is_none(cls, v: Any) -> Any:
+        return None if v == "" else v
+
+
+class LoggingConfig(_Model):
+    """Read when `modelpool serve` starts. `auto` writes JSON lines when stderr is not a terminal."""
+
+    format: Literal["auto", "json", "text"] = "auto"
+    level: Literal["debug", "info", "warning", "error"] = "info"
+
+    @field_validator("level", mode="before")
+    @classmethod
+    def _lower(cls, v: Any) -> Any:
+        return v.lower() if isinstance(v, str) else v
+
+
 class Config(_Model):
     server: ServerConfig = Field(default_factory=ServerConfig)
     state: StateConfig = Field(default_factory=StateConfig)
@@ -374,6 +400,8 @@ class Config(_Model):
     peak: PeakConfig = Field(default_factory=PeakConfig)
     holidays: HolidaysConfig = Field(default_factory=HolidaysConfig)
     gateway_ranking: GatewayRankingConfig = Field(default_factory=GatewayRankingConfig)
+    metrics: MetricsConfig = Field(default_factory=MetricsConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
 
     @field_validator("providers")
     @classmethod

@@ -17,6 +17,7 @@ from modelpool.server.admin_api import admin_routes, json_response
 from modelpool.server.asgi import Receive, Scope, Send, header_map, send_bytes
 from modelpool.server.client_api import INGRESSES, client_key_ok, count_tokens, handle_call, models_payload
 from modelpool.server.dashboard import dashboard_routes
+from modelpool.server.metrics_api import metrics_routes
 
 if TYPE_CHECKING:
     from modelpool.gateway import Gateway
@@ -74,6 +75,7 @@ async def _lifespan(gw: Gateway, receive: Receive, send: Send, mcp: McpEndpoint)
         elif message["type"] == "lifespan.shutdown":
             await mcp.close()
             await gw.close()
+            gw.observer.close()
             await send({"type": "lifespan.shutdown.complete"})
             return
 
@@ -109,6 +111,7 @@ def _starlette_app(gw: Gateway) -> Starlette:
         Route("/v1/models", models, methods=["GET"]),
         Route("/models", models, methods=["GET"]),
         *admin_routes(),
+        *metrics_routes(),
         *dashboard_routes(),
     ]
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from modelpool.observe import CallTrace
 from modelpool.protocols import anthropic as an
 from modelpool.protocols import openai_chat as oc
 from modelpool.protocols import responses as rs
@@ -28,8 +28,6 @@ from modelpool.walk.walker import CommittedFailure
 
 if TYPE_CHECKING:
     from modelpool.gateway import Gateway
-
-log = logging.getLogger("modelpool.calls")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,20 +66,38 @@ def client_key_ok(gw: Gateway, headers: dict[str, str]) -> bool:
 
 async def handle_call(gw: Gateway, ingress: Ingress, scope: Scope, receive: Receive, send: Send) -> None:
     headers = header_map(scope)
+    trace = gw.observer.begin(ingress.name, headers)
+    try:
+        await _serve(gw, ingress, trace, headers, receive, send)
+    except asyncio.CancelledError:
+        trace.status, trace.outcome = 499, "cancelled"
+        raise
+    except Exception:
+        trace.status, trace.outcome = 500, "error"
+        raise
+    finally:
+        gw.observer.done(trace)  # the call's metrics and its one log line, whatever the outcome
+
+
+async def _serve(
+    gw: Gateway, ingress: Ingress, trace: CallTrace, headers: dict[str, str], receive: Receive, send: Send
+) -> None:
     try:
         if not client_key_ok(gw, headers):
             raise ClientError(401, "invalid or missing API key", type="authentication_error")
         body = await read_body(receive, headers, gw.runtime.config.server.max_body)
         call = gw.prepare(ingress.name, ingress.parse(body), headers)
     except ClientError as err:
-        await send_bytes(send, err.status, ingress.client_error(err))
+        trace.status, trace.outcome = err.status, "rejected"
+        await send_bytes(send, err.status, ingress.client_error(err), [trace.header])
         return
+    trace.call = call
     watch = DisconnectWatch(receive)
     try:
         if call.stream:
-            await _stream(gw, ingress, call, send, watch)
+            await _stream(gw, ingress, call, send, watch, trace)
         else:
-            await _once(gw, ingress, call, send, watch)
+            await _once(gw, ingress, call, send, watch, trace)
     except asyncio.CancelledError:
         if not watch.disconnected:
             raise
@@ -89,50 +105,61 @@ async def handle_call(gw: Gateway, ingress: Ingress, scope: Scope, receive: Rece
         current = asyncio.current_task()
         if current is not None:
             current.uncancel()
-        log.info("call to %s cancelled by the client", call.pool.id)
+        trace.status, trace.outcome = 499, "cancelled"
     finally:
         watch.finish()
 
 
-async def _once(gw: Gateway, ingress: Ingress, call: Call, send: Send, watch: DisconnectWatch) -> None:
+async def _once(
+    gw: Gateway, ingress: Ingress, call: Call, send: Send, watch: DisconnectWatch, trace: CallTrace
+) -> None:
     walker = gw.walker(call)
     relay = once_relay(call, walker.plan, gw.client, gw.inner_order)
+    trace.walker, trace.relay = walker, relay
     try:
-        await walker.run(relay.attempt)
+        await walker.run(trace.timed(relay.attempt, gw.observer.in_flight))
     except WalkFailed as err:
         watch.finish()
-        await send_bytes(send, err.status, ingress.walk_failed(err))
+        trace.status, trace.outcome = err.status, "failed"
+        await send_bytes(send, err.status, ingress.walk_failed(err), [trace.header])
         return
     watch.finish()
     body = relay.final_body(walker.state)
     gw.finish(call, walker, relay.routing)
-    await send_bytes(send, 200, body, walker.state.headers())
+    headers = walker.state.headers()
+    headers.append(trace.header)
+    await send_bytes(send, 200, body, headers)
 
 
-async def _stream(gw: Gateway, ingress: Ingress, call: Call, send: Send, watch: DisconnectWatch) -> None:
+async def _stream(
+    gw: Gateway, ingress: Ingress, call: Call, send: Send, watch: DisconnectWatch, trace: CallTrace
+) -> None:
     walker = gw.walker(call)
 
     async def start(status: int, headers: list[tuple[bytes, bytes]]) -> None:
+        headers.append(trace.header)
         await send({"type": "http.response.start", "status": status, "headers": headers})
 
     async def emit(data: bytes) -> None:
         await send({"type": "http.response.body", "body": data, "more_body": True})
 
     relay = stream_relay(call, walker.plan, gw.client, walker.state, start, emit, gw.inner_order)
+    trace.walker, trace.relay = walker, relay
     try:
-        await walker.run(relay.attempt)
+        await walker.run(trace.timed(relay.attempt, gw.observer.in_flight))
     except WalkFailed as err:
         watch.finish()
+        trace.status, trace.outcome = (200 if relay.started else err.status), "failed"
         if relay.started:
             # Headers (and maybe reasoning) already went out: end with an error event, no terminator.
             await emit(_stream_error(ingress, relay, err))
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         else:
-            await send_bytes(send, err.status, ingress.walk_failed(err))
+            await send_bytes(send, err.status, ingress.walk_failed(err), [trace.header])
         return
-    except CommittedFailure as exc:
-        route = walker.state.metadata()["route"]
-        log.warning("stream of %s cut after content on %s: %s", call.pool.id, route, exc)
+    except CommittedFailure:
+        # Cut after content: the client got an error event; the call line says so (outcome "cut").
+        trace.outcome = "cut"
     else:
         gw.finish(call, walker, relay.routing)
     watch.finish()

@@ -7,6 +7,7 @@ the backend the configuration names (redis).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from modelpool.config import load_config
@@ -14,5 +15,9 @@ from modelpool.config import load_config
 
 def create_app() -> Any:
     from modelpool.gateway import Gateway
+    from modelpool.logs import setup_logging
 
-    return Gateway(load_config(None)).asgi_app
+    loaded = load_config(None)
+    level = os.environ.get("MODELPOOL_WORKER_LOG_LEVEL") or loaded.config.logging.level
+    setup_logging(level, os.environ.get("MODELPOOL_WORKER_LOG_FORMAT") or loaded.config.logging.format)
+    return Gateway(loaded).asgi_app

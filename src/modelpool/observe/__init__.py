@@ -1,0 +1,131 @@
+"""Observability: Prometheus metrics (`GET /metrics`) and the one log line per client call.
+
+`Observer` is the gateway's single entry point: `begin()` when a client call arrives, `done()` when it
+ended (whatever the outcome), `render()` for a scrape.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import Metric
+from prometheus_client.registry import Collector
+
+from modelpool import logs
+from modelpool.observe.collector import GatewayCollector
+from modelpool.observe.metrics import Flusher, Tally, multiprocess_dir
+from modelpool.observe.trace import CallTrace, usage_tokens
+
+if TYPE_CHECKING:
+    from modelpool.gateway import Gateway
+
+__all__ = ["CallTrace", "Observer"]
+
+call_log = logging.getLogger("modelpool.calls")
+
+
+class _Scrape(Collector):
+    def __init__(self, tally: Tally) -> None:
+        self.tally = tally
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        return self.tally.families()
+
+
+class Observer:
+    FLUSH_DELAY = 1.0  # multiprocess: a call's numbers reach the shared files within this many seconds
+
+    def __init__(self, gw: Gateway) -> None:
+        self.mp_dir = multiprocess_dir()
+        self.tally = Tally()
+        self.in_flight = self.tally.in_flight
+        self._collector = GatewayCollector(gw)
+        self._flusher = Flusher(self.tally) if self.mp_dir else None
+        self._flush_pending = False
+        self.registry = CollectorRegistry(auto_describe=False)
+        if self._flusher is None:
+            self.registry.register(_Scrape(self.tally))
+        else:
+            from prometheus_client import multiprocess
+
+            multiprocess.MultiProcessCollector(self.registry, path=self.mp_dir)
+        self.registry.register(self._collector)
+
+    def begin(self, ingress: str, headers: Mapping[str, str]) -> CallTrace:
+        return CallTrace(ingress, headers)
+
+    def done(self, trace: CallTrace) -> None:
+        try:
+            trace.end()
+            self.tally.record(trace)
+            if call_log.isEnabledFor(logging.INFO):
+                fast = logs.fast_call_line
+                if fast is not None:
+                    fast(call_fields(trace))
+                else:
+                    call_log.info("call", extra={"call": call_fields(trace)})
+            if self._flusher is not None and not self._flush_pending:
+                self._schedule_flush()
+        except Exception:  # the answer already went out: bookkeeping must never turn it into an error
+            logging.getLogger("modelpool.observe").exception("recording call %s failed", trace.request_id)
+
+    def _schedule_flush(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            return
+        self._flush_pending = True
+        loop.call_later(self.FLUSH_DELAY, self.flush)
+
+    def flush(self) -> None:
+        """Multiprocess mode: write this worker's new numbers to the shared directory now."""
+        self._flush_pending = False
+        if self._flusher is not None:
+            self._flusher.flush()
+
+    def render(self) -> bytes:
+        self.flush()  # this worker's latest numbers, at least
+        return generate_latest(self.registry)
+
+    def close(self) -> None:
+        if self.mp_dir:
+            from prometheus_client import multiprocess
+
+            self.flush()
+            multiprocess.mark_process_dead(os.getpid(), self.mp_dir)  # drops this worker's live gauges
+
+
+def call_fields(trace: CallTrace) -> dict[str, Any]:
+    """The call's log line: what was asked, what the walk did, how long it took. No message texts (an
+    upstream error may echo a credential), no bodies, no keys."""
+    call = trace.call
+    walker = trace.walker
+    state = walker.state if walker is not None else None
+    tin, tout = usage_tokens(trace.relay) if trace.served else (None, None)
+    ttft = trace.ttft
+    return {
+        "request_id": trace.request_id,
+        "dialect": trace.ingress,
+        "pool": call.pool.id if call is not None else None,
+        "model": call.requested_model if call is not None else None,
+        "stream": call.stream if call is not None else None,
+        "status": trace.status,
+        "outcome": trace.outcome,
+        "route": trace.served,
+        "attempts": [{"route": a.route, "kind": a.kind, "status": a.status} for a in trace.attempts],
+        "switched_from": state.switched_from if state is not None else None,
+        "effort": state.effort if state is not None else None,
+        "tokens_in": tin,
+        "tokens_out": tout,
+        "ttft_ms": round(ttft * 1000, 1) if ttft is not None else None,
+        "total_ms": round(trace.total * 1000, 1),
+    }
