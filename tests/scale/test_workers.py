@@ -9,7 +9,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
+from gateway_server import ADMIN_TOKEN
 from modelpool.sim import FleetThread
 from redis_server import RedisServer
 from replicas import Replica, replica_config, wait_for
@@ -40,6 +42,8 @@ def test_two_workers_share_one_port_and_one_state(
     server = Replica("w", replica_config(fleet3, redis_server.url), tmp_path, workers=2).start()
     try:
         seen: set[str] = set()
+        close = {"connection": "close"}
+        auth = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 
         def both_workers_answered() -> bool:
             # A new connection per request: the kernel spreads them over the workers' shared socket.
@@ -51,7 +55,24 @@ def test_two_workers_share_one_port_and_one_state(
 
         wait_for(both_workers_answered, 30, "answers from two worker processes")
         assert [p.name for p in tmpdir.iterdir() if p.name.startswith("modelpool-metrics-")]
-        assert server.chat() == "alpha/m1"
+        calls = 8
+        for i in range(calls):  # fresh connections: the calls land on both workers
+            body = {"model": "m1", "messages": [{"role": "user", "content": f"call {i}"}]}
+            assert (
+                httpx.post(f"{server.url}/v1/chat/completions", json=body, headers=close).status_code == 200
+            )
+
+        def served_ok() -> float:
+            # Any worker answers a scrape with every worker's counts (prometheus multiprocess mode).
+            text = httpx.get(f"{server.url}/metrics", headers={**close, **auth}).text
+            return sum(
+                s.value
+                for family in text_string_to_metric_families(text)
+                for s in family.samples
+                if s.name == "modelpool_attempts_total" and s.labels.get("kind") == "ok"
+            )
+
+        wait_for(lambda: served_ok() == calls, 15, "metrics summed over the workers")
     finally:
         server.stop()
     assert not [p for p in tmpdir.iterdir() if p.name.startswith("modelpool-metrics-")]  # removed at exit
