@@ -39,6 +39,7 @@ from modelpool.routing.prepare import prepare_call
 from modelpool.routing.sticky import PinStore
 from modelpool.runtime import Runtime
 from modelpool.state import StateBackend, create_backend
+from modelpool.state.replica import ReplicaApplier, cursor_key
 from modelpool.upstream.client import UpstreamClient
 from modelpool.upstream.discovery import Discovery
 from modelpool.upstream.providers import ProviderEndpoint, build_endpoint
@@ -91,6 +92,12 @@ class Gateway:
             prior_tps=self._prior_tps,
             prior_ttft=self._prior_ttft,
         )
+        # Shared state (redis): other replicas' changes land in local memory; the round-robin cursor
+        # steps are counted globally (in the background, never on the call).
+        self.replica = ReplicaApplier(self)
+        self.state.set_listener(self.replica)
+        if self.state.shared:
+            self.planner.on_advance = lambda pool, at: self.state.bump("counters", cursor_key(pool), at)
         self.events = EventBus()
         self.sessions = SessionLog()
         self.questions = QuestionBoard(self.events)
@@ -142,6 +149,8 @@ class Gateway:
         )
         self.pins.load(await self.state.load("pins"), self.clock())
         self.dashboard_layer = await self.state.load("dashboard")
+        for key, value in (await self.state.load("counters")).items():
+            self.replica("counters", key, value)
         await self._apply(self.loaded, rediscover=True)
         self._warm_aggregators()
         await self.calendar.start()
@@ -206,6 +215,10 @@ class Gateway:
     async def rediscover(self) -> None:
         await self._apply(self.loaded, rediscover=True)
 
+    async def reapply_layers(self) -> None:
+        """Rebuild the runtime from the current layers (another replica changed the dashboard layer)."""
+        await self._apply(self.loaded, rediscover=False)
+
     async def set_dashboard(self, patch: Mapping[str, Any]) -> None:
         """Apply settings from the dashboard layer (validated; rejected patches change nothing)."""
         layer = {**self.dashboard_layer, **patch}
@@ -236,7 +249,8 @@ class Gateway:
             )
 
     def _persist_health(self, route_key: str, record: dict[str, Any]) -> None:
-        if self.runtime.config.state.persist_ttl > 0:
+        # A shared backend always gets it: a rest found by one replica must keep the others off the route.
+        if self.runtime.config.state.persist_ttl > 0 or self.state.shared:
             self.state.put("health", route_key, record)
 
     # ---- calls ---------------------------------------------------------------------------------

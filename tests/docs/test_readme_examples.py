@@ -8,7 +8,6 @@ reader would (Python in a subprocess, shell through bash and the real curl), and
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -195,10 +194,6 @@ def _wait_ready(url: str, proc: subprocess.Popen[str]) -> None:
 
 
 def test_behind_a_load_balancer_with_redis(tmp_path: Path) -> None:
-    if importlib.util.find_spec("modelpool.state.redis_backend") is None:
-        # Visible in the test report, never silent: the Redis backend and `serve --workers` come from
-        # the scale-out branch (issue #7); once merged this test runs the guide for real.
-        pytest.xfail("state.backend redis is not on this branch yet (scale-out, issue #7)")
     cfg_text = example("lb-config", DOC_URL)
     command = shlex.split(example("lb-serve", DOC_URL))
     assert command[:2] == ["modelpool", "serve"] and "--workers" in command

@@ -50,8 +50,3 @@ def test_create_sqlite_relative_to_state_dir(tmp_path: Path) -> None:
     backend = create_backend(StateConfig(path="state.db"), tmp_path)
     assert isinstance(backend, StateBackend) and isinstance(backend, SqliteBackend)
     assert backend.path == tmp_path / "state.db"
-
-
-def test_redis_is_not_yet_available(tmp_path: Path) -> None:
-    with pytest.raises(NotImplementedError, match="scale-out"):
-        create_backend(StateConfig(backend="redis"), tmp_path)

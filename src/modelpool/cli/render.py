@@ -70,6 +70,9 @@ def render_status(data: dict[str, Any]) -> None:
     state = data["state"]
     where = state.get("path") or state.get("url") or ""
     console.print(f"state backend: {state.get('backend')} {where} healthy={state.get('healthy')}")
+    if not state.get("healthy", True):
+        # e.g. redis unreachable: the gateway keeps routing on local memory and says so (SPEC §9)
+        console.print(f"[yellow]state: {state.get('status', 'degraded')}[/] — {state.get('last_error', '')}")
     console.print(f"discovered: {data['discovered']['pools']} pools, {data['discovered']['routes']} routes")
     for w in data.get("warnings", []):
         console.print(f"[yellow]warning:[/] {w}")

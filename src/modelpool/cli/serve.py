@@ -46,12 +46,13 @@ def run_serve(
             file=sys.stderr,
         )
         return 2
-    if workers != 1:
-        print(
-            "--workers above 1 needs the shared state of the scale-out work (redis); use 1 for now",
-            file=sys.stderr,
-        )
+    if workers < 1:
+        print("--workers must be at least 1", file=sys.stderr)
         return 2
+    if workers > 1:
+        from modelpool.cli.workers import serve_workers
+
+        return serve_workers(loaded, bind_host, bind_port, workers, log_level, log_format)
     return serve_loaded(loaded, bind_host, bind_port, log_level)
 
 

@@ -97,6 +97,7 @@ class StateConfig(_Model):
     backend: Literal["memory", "sqlite", "redis"] = "sqlite"
     path: str = "~/.local/state/modelpool/state.db"
     redis_url: str = "redis://127.0.0.1:6379/0"
+    redis_prefix: str = Field(default="modelpool", min_length=1)  # one Redis, several deployments
     persist_ttl: Duration = 24 * 3600.0
 
 

@@ -31,6 +31,20 @@ from modelpool.health.rests import local_zone, rest_horizon
 log = logging.getLogger(__name__)
 
 Listener = Callable[[str, RouteHealth], None]
+# What another process's view of a route replaces (`replace`); latency samples stay per process.
+SHARED_FIELDS = (
+    "attempts",
+    "successes",
+    "failures",
+    "consecutive",
+    "last_error",
+    "last_kind",
+    "last_status",
+    "last_error_at",
+    "rest_until",
+    "last_success_at",
+    "updated_at",
+)
 Persist = Callable[[str, dict[str, Any]], None]
 Forget = Callable[[str], None]
 
@@ -179,6 +193,25 @@ class HealthRegistry:
             restored += 1
             self._notify(key, health_of(key, route, at))
         return restored
+
+    def replace(self, route_key: str, raw: dict[str, Any] | None) -> None:
+        """Take the shared view of a route that another process merged (redis state): its counters,
+        last error and rest replace the local ones, the latency window stays local. None forgets it.
+        Nothing is persisted back — the change came from the shared store."""
+        if raw is None:
+            if self._routes.pop(route_key, None) is not None:
+                self._notify(route_key, health_of(route_key, RouteRecord(), self._now(None)))
+            return
+        try:
+            incoming = from_record(raw)
+        except (TypeError, ValueError, OverflowError) as exc:
+            log.warning("skipping malformed shared health record for %r: %s", route_key, exc)
+            return
+        route = self._route(route_key)
+        for field in SHARED_FIELDS:
+            setattr(route, field, getattr(incoming, field))
+        if self._listeners:
+            self._notify(route_key, health_of(route_key, route, self._now(None)))
 
     def _restore(self, key: object, raw: object, now: float, ttl: float) -> RouteRecord | None:
         if not isinstance(key, str) or not isinstance(raw, dict):

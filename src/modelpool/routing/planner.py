@@ -40,6 +40,9 @@ class Planner:
         self.pins = pins or PinStore()
         self._rng = rng or random.Random()
         self._cursors: dict[str, int] = {}  # round-robin: next start per pool
+        # Called with (pool, new cursor) after each step, so a shared backend can make the rotation
+        # global across processes (the step itself never waits for it).
+        self.on_advance: Callable[[str, int], None] | None = None
 
     def plan(self, rt: Runtime, call: Call, now: float | None = None) -> Plan:
         now = time.time() if now is None else now
@@ -174,7 +177,14 @@ class Planner:
     def _next_cursor(self, pool_id: str) -> int:
         value = self._cursors.get(pool_id, 0)
         self._cursors[pool_id] = value + 1
+        if self.on_advance is not None:
+            self.on_advance(pool_id, value + 1)
         return value
+
+    def set_cursor(self, pool_id: str, value: int) -> None:
+        """The shared cursor as another process advanced it; a cursor never moves back."""
+        if value > self._cursors.get(pool_id, 0):
+            self._cursors[pool_id] = value
 
     def _peek_cursor(self, pool_id: str) -> int:
         return self._cursors.get(pool_id, 0)

@@ -111,6 +111,19 @@ class PinStore:
 
     # ---- persistence ----------------------------------------------------------------------------
 
+    def apply(self, key: str, value: Any, now: float | None = None) -> None:
+        """A pin another process set (`value`) or dropped (None), from the shared state: applied to
+        memory only, never persisted back."""
+        if value is not None:
+            self.load({key: value}, now)
+            while len(self._sessions) > MAX_SESSION_PINS:  # local memory only: the shared copy stays
+                self._sessions.popitem(last=False)
+        elif key.startswith("pool:"):
+            self._operator.pop(key[5:], None)
+        elif key.startswith("session:"):
+            session, _, pool = key[8:].rpartition("\x1f")
+            self._sessions.pop((session, pool), None)
+
     def load(self, records: dict[str, Any], now: float | None = None) -> None:
         at = time.time() if now is None else now
         for key, value in records.items():
@@ -126,6 +139,7 @@ class PinStore:
                     continue
                 if session and not pin.expired(at):
                     self._sessions[(session, pool)] = pin
+                    self._sessions.move_to_end((session, pool))
 
 
 def _storage_key(session: str, pool: str) -> str:

@@ -90,6 +90,8 @@ def _starlette_app(gw: Gateway) -> Starlette:
             "ready": ready,
             "config": "error" if gw.config_error else "ok",
             "state": gw.state.describe(),
+            # Still ready (200) when the state store is down: routing goes on from local memory (SPEC §9).
+            "degraded": not gw.state.healthy,
             "pools": len(gw.runtime.catalog.pools),
         }
         return json_response(body, 200 if ready else 503)

@@ -1,4 +1,4 @@
-"""Shared state behind one interface (SPEC §9): memory, sqlite (default), redis (later)."""
+"""Shared state behind one interface (SPEC §9): memory, sqlite (default), redis (several processes)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,11 @@ def create_backend(state_config: StateConfig, state_dir: Path) -> StateBackend:
     if state_config.backend == "memory":
         return MemoryBackend()
     if state_config.backend == "redis":
-        raise NotImplementedError("redis backend lands with the scale-out issue")
+        from modelpool.state.redis_backend import RedisBackend
+
+        return RedisBackend(
+            state_config.redis_url, prefix=state_config.redis_prefix, persist_ttl=state_config.persist_ttl
+        )
     path = Path(state_config.path).expanduser()
     if not path.is_absolute():
         path = Path(state_dir).expanduser() / path

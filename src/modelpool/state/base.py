@@ -8,6 +8,7 @@ on resync, never per request.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any, Final
 
 import orjson
@@ -26,6 +27,7 @@ class StateBackend(ABC):
     """One interface, several backends (`memory`, `sqlite`, later `redis`)."""
 
     name: str = "abstract"
+    shared: bool = False  # True when other processes share this state (redis): see `set_listener`
 
     async def start(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Open connections and start background work. Idempotent."""
@@ -45,6 +47,14 @@ class StateBackend(ABC):
     @abstractmethod
     def delete(self, namespace: str, key: str) -> None:
         """Enqueue a delete; returns at once."""
+
+    def set_listener(self, listener: Callable[[str, str, Any], None]) -> None:  # noqa: B027
+        """Register `listener(namespace, key, value)` for changes made by *other* processes (a deleted
+        key arrives as None; a counter as its shared value). Backends that are not shared never call it."""
+
+    def bump(self, namespace: str, key: str, local_value: int) -> None:  # noqa: B027
+        """One step of a shared monotonic counter (a round-robin cursor) this process took; returns at
+        once. Backends that are not shared keep counters in the process only."""
 
     @abstractmethod
     async def flush(self) -> None:

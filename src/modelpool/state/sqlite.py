@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from modelpool.state.base import StateBackend, decode, encode
+from modelpool.state.filelock import FileLock
 
 log = logging.getLogger(__name__)
 
@@ -65,10 +66,12 @@ class SqliteBackend(StateBackend):
         self._healthy = True
         self._last_error: str | None = None
         self._moved_aside: Path | None = None
+        self._lock = FileLock(self.path)
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
     async def start(self) -> None:
+        self._lock.acquire()  # raises StateFileInUse: another process owns this file
         await self._ensure_open()
         if self._task is None:
             self._stop.clear()
@@ -85,6 +88,7 @@ class SqliteBackend(StateBackend):
             log.warning("state: %d writes could not be saved to %s", len(self._pending), self.path)
         if self._conn is not None:
             await asyncio.to_thread(self._close_conn)
+        self._lock.release()
 
     async def _flush_loop(self) -> None:
         while not self._stop.is_set():

@@ -1,0 +1,90 @@
+"""`modelpool serve --workers N`: N uvicorn worker processes on one port, sharing state through Redis.
+
+Several processes only behave as one gateway when health, rests, pins, cursors and the dashboard layer
+are shared, so N > 1 requires `state.backend: redis`. SQLite is refused: each worker would route on its
+own memory and overwrite the others' rows in the file (a quota wall found by one worker would be hit
+again by every other), and `memory` shares nothing at all.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import sys
+import tempfile
+from typing import Any
+
+from modelpool.config import state_dir
+
+log = logging.getLogger("modelpool")
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+LOG_LEVEL_ENV, LOG_FORMAT_ENV = "MODELPOOL_WORKER_LOG_LEVEL", "MODELPOOL_WORKER_LOG_FORMAT"
+
+
+def serve_workers(
+    loaded: Any, host: str, port: int, workers: int, log_level: str, log_format: str | None = None
+) -> int:
+    config = loaded.config
+    if config.state.backend != "redis":
+        print(
+            f"--workers {workers} needs shared state: set `state.backend: redis` (and `state.redis_url`).\n"
+            f"The {config.state.backend} backend keeps each worker's health, rests and pins to itself, so "
+            "a quota wall found by one worker would be hit again by every other. Use --workers 1 with "
+            f"{config.state.backend}, or run several workers/replicas against one Redis.",
+            file=sys.stderr,
+        )
+        return 2
+    if loaded.path is None:
+        print("--workers needs a configuration file (each worker process loads it)", file=sys.stderr)
+        return 2
+    os.environ["MODELPOOL_CONFIG"] = str(loaded.path)
+    # Workers are fresh interpreters: they set up logging as this process did (`server.worker`).
+    os.environ[LOG_LEVEL_ENV] = log_level
+    os.environ[LOG_FORMAT_ENV] = log_format or loaded.config.logging.format
+    if not config.server.admin_token:
+        # Created once here: N workers racing to create it would each print and keep a different one.
+        from modelpool.security import load_or_create_admin_token
+
+        token, created = load_or_create_admin_token(state_dir(config))
+        if created:
+            log.warning("generated admin token %s (stored in %s)", token, state_dir(config) / "admin_token")
+    metrics_dir = _metrics_dir()
+    try:
+        return _run(host, port, workers, log_level)
+    finally:
+        if metrics_dir is not None:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
+
+
+def _metrics_dir() -> str | None:
+    """A fresh directory for prometheus_client's multiprocess mode, unless the operator set one:
+    /metrics then aggregates every worker's samples instead of showing whichever worker answered."""
+    if os.environ.get(MULTIPROC_ENV):
+        return None
+    path = tempfile.mkdtemp(prefix="modelpool-metrics-")
+    os.environ[MULTIPROC_ENV] = path
+    return path
+
+
+def _run(host: str, port: int, workers: int, log_level: str) -> int:
+    import uvicorn
+
+    log.info("modelpool: %d workers on http://%s:%d (shared state: redis)", workers, host, port)
+    uvicorn.run(
+        "modelpool.server.worker:create_app",
+        factory=True,
+        workers=workers,
+        host=host,
+        port=port,
+        loop="uvloop",
+        http="httptools",
+        lifespan="on",
+        log_level=log_level.lower(),
+        log_config=None,  # uvicorn's loggers propagate to ours (JSON or text), as with one process
+        access_log=False,
+        server_header=False,
+        timeout_graceful_shutdown=5,
+    )
+    return 0

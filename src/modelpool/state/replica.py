@@ -1,0 +1,61 @@
+"""Applying other replicas' changes (from a shared backend's change feed) to this gateway's memory.
+
+The gateway keeps routing on local memory; this is the one place where shared changes land in it:
+health records and rests (`health`), sticky and operator pins (`pins`), the dashboard layer with its
+roster switches (`dashboard`), and the round-robin cursors (`counters`). Nothing here persists back —
+the change already is in the shared store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from modelpool.gateway import Gateway
+
+log = logging.getLogger(__name__)
+
+CURSOR_PREFIX = "cursor:"
+
+
+class ReplicaApplier:
+    def __init__(self, gw: Gateway) -> None:
+        self.gw = gw
+        self._reapply: asyncio.Task[None] | None = None
+
+    def __call__(self, namespace: str, key: str, value: Any) -> None:
+        gw = self.gw
+        if namespace == "health":
+            gw.health.replace(key, value if isinstance(value, dict) else None)
+        elif namespace == "pins":
+            gw.pins.apply(key, value, gw.clock())
+        elif namespace == "dashboard":
+            self._dashboard(key, value)
+        elif namespace == "counters" and key.startswith(CURSOR_PREFIX) and isinstance(value, int):
+            gw.planner.set_cursor(key[len(CURSOR_PREFIX) :], value)
+
+    def _dashboard(self, key: str, value: Any) -> None:
+        layer = dict(self.gw.dashboard_layer)
+        if value is None:
+            layer.pop(key, None)
+        else:
+            layer[key] = value
+        if layer == self.gw.dashboard_layer:
+            return
+        self.gw.dashboard_layer = layer
+        # A setting arrives one key per message: rebuild the runtime once for a burst of them.
+        if self._reapply is None or self._reapply.done():
+            self._reapply = asyncio.get_running_loop().create_task(self._rebuild())
+
+    async def _rebuild(self) -> None:
+        await asyncio.sleep(0.01)  # let the rest of the burst land first
+        try:
+            await self.gw.reapply_layers()
+        except Exception:  # a layer this version cannot apply must not stop the feed
+            log.exception("could not apply the dashboard settings changed by another replica")
+
+
+def cursor_key(pool_id: str) -> str:
+    return CURSOR_PREFIX + pool_id
