@@ -105,6 +105,23 @@ def two_route_fleet() -> FleetSpec:
     )
 
 
+# Bench models besides `m1` (24 tokens): 200-token replies in one write (`m200`), the same paced at
+# 1,000 tok/s so the relay sees many small upstream reads (`m200-paced`), and a stream that stays open for
+# minutes at 2 tok/s (`slow`, bench/memory.py's 1,000 open streams). Fast mode keeps model-level pacing.
+BENCH_MODELS = (
+    ("m200", 200, None),
+    ("m200-paced", 200, 1000.0),
+    ("slow", 600, 2.0),
+)
+
+
+def _bench_models() -> list[SimModel]:
+    extra = [
+        SimModel(mid, output_tokens=n, tps=tps, ttft=0.0 if tps else None) for mid, n, tps in BENCH_MODELS
+    ]
+    return [SimModel("m1"), *extra]
+
+
 def bench_fleet() -> FleetSpec:
     """Fast mode (no sleeps): two OpenAI routes, an Anthropic route and a small aggregator."""
     inner = [
@@ -114,9 +131,9 @@ def bench_fleet() -> FleetSpec:
     ]
     return FleetSpec(
         [
-            SimProvider("alpha", models=[SimModel("m1")]),
-            SimProvider("beta", models=[SimModel("m1")]),
-            SimProvider("anthro", kind="anthropic", models=[SimModel("m1")]),
+            SimProvider("alpha", models=_bench_models()),
+            SimProvider("beta", models=_bench_models()),
+            SimProvider("anthro", kind="anthropic", models=_bench_models()),
             SimProvider(
                 "vercel", kind="vercel", models=[SimModel(DEMO_MODEL)], inner=inner, default_inner="mid"
             ),
