@@ -123,6 +123,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default="seq,seq:stream,c32",
         help="scenarios LiteLLM takes part in ('all' for every one; it takes ~20 ms a call)",
     )
+    ap.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME:VAR=VALUE[,VAR=VALUE]",
+        help="one more gateway target with these environment variables (A/B in one run, e.g. "
+        "'base:PYTHONPATH=/tmp/base/src'); never part of the goal rows",
+    )
     ap.add_argument("--goals", action="store_true", help="print issue #9's goal rows for these scenarios")
     ap.add_argument("--json", type=Path, help="write the full results here")
     ap.add_argument("--markdown", action="store_true", help="print a block ready for bench/RESULTS.md")
@@ -244,7 +252,7 @@ def scenario_targets(targets: list[Target], sc: Scenario, args: argparse.Namespa
     for t in targets:
         if t.name == "litellm" and (sc.dialect != "openai" or not ("all" in wanted or sc.name in wanted)):
             continue
-        if t.name == "modelpool" and sc.dialect == "anthropic":
+        if t.server is not None and t.name != "litellm" and sc.dialect == "anthropic":
             t = Target(
                 t.name, t.url.replace("/v1/chat/completions", "/v1/messages"), t.server, dialect="anthropic"
             )
@@ -327,6 +335,15 @@ def main(argv: list[str] | None = None) -> int:
             Target("direct", f"{upstream}/chat/completions", None),
             Target("modelpool", f"{gateway.url}/v1/chat/completions", gateway),
         ]
+        for spec in args.variant:
+            name, _, assignments = spec.partition(":")
+            env = dict(a.split("=", 1) for a in assignments.split(",") if "=" in a)
+            gw = procs.start_gateway(
+                children, sim_config, args.strategy, not args.no_sticky, providers=["alpha", "beta"],
+                name=name, env=env,
+            )  # fmt: skip
+            targets.append(Target(name, f"{gw.url}/v1/chat/completions", gw))
+            print(f"variant {name} ({assignments}) pid {gw.pid} at {gw.url}")
         doc["litellm"] = _maybe_litellm(children, args, upstream, targets)
         doc["settings"] = {
             "model": args.model,
