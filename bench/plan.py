@@ -1,7 +1,7 @@
 """Planning cost: `prepare` (pool, session, effort, size, …) + the planner (eligibility, base order,
 strategy, demotions, health gate, sticky, cap, with every reason string) for one call over 22 routes.
 
-    python bench/plan.py                       # every strategy, 20,000 calls × 5 repeats each (~20 s)
+    python bench/plan.py                       # every strategy, 5,000 calls × 5 repeats each (~1 min)
     python bench/plan.py --strategies priority --calls 2000 --repeats 2   # self-check
 
 In-process, no network: a config of 22 OpenAI-compatible providers serving `m1` (the 22 of the demo's
@@ -41,7 +41,7 @@ N_ROUTES = 22
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--strategies", default=",".join(STRATEGIES), help="comma-separated")
-    ap.add_argument("--calls", type=int, default=20000, help="calls per repeat")
+    ap.add_argument("--calls", type=int, default=5000, help="calls per repeat")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--json", type=Path, help="write the full results here")
     ap.add_argument("--markdown", action="store_true", help="print a block ready for bench/RESULTS.md")

@@ -15,7 +15,7 @@ from typing import Any
 SEQ, SEQ_STREAM, C32 = "seq", "seq:stream", "c32"
 C256_STREAM, C256_TRANSLATED = "c256:stream@m200", "c256:stream:anthropic@m200"
 PACED_STREAM, PACED_TRANSLATED = "c256:stream@m200-paced", "c256:stream:anthropic@m200-paced"
-GOAL_SCENARIOS = [SEQ, SEQ_STREAM, C32, C256_STREAM, C256_TRANSLATED, PACED_STREAM, PACED_TRANSLATED]
+GOAL_SCENARIOS = [SEQ, SEQ_STREAM, C32, PACED_STREAM, PACED_TRANSLATED, C256_STREAM, C256_TRANSLATED]
 
 
 @dataclass
@@ -84,42 +84,30 @@ def overhead_goals(results: list[dict[str, Any]]) -> list[Goal]:
         goals.append(
             check("concurrency 32 non-stream: req/s ÷ LiteLLM's", ratio, 20, "×", at_least=True, note=note)
         )
-    for name, label in ((C256_STREAM, "burst"), (PACED_STREAM, "paced 1,000 tok/s")):
+    # TTFT only with paced streams: in burst mode 256 closed-loop workers saturate a small machine and the
+    # TTFT measures the run queue; the burst run gives the CPU per chunk at the upstream's largest reads.
+    for name, label, with_ttft in ((PACED_STREAM, "paced 50 tok/s", True), (C256_STREAM, "burst", False)):
         if name not in by:
             continue
         res = by[name]
         chunks = res["summaries"]["modelpool"].chunks_per_call
         note = f"{label}, {chunks:.0f} chunks/stream" if chunks else label
+        head = f"256 streams × 200 chunks ({label})"
+        if with_ttft:
+            ttft = _delta(res, "modelpool", "ttft", "p50_ms")
+            goals.append(check(f"{head}: added TTFT p50", ttft, 2.0, " ms", note=note))
         goals.append(
-            check(
-                f"256 streams × 200 chunks ({label}): added TTFT p50",
-                _delta(res, "modelpool", "ttft", "p50_ms"),
-                2.0,
-                " ms",
-                note=note,
-            )
+            check(f"{head}: gateway CPU per relayed chunk", _cpu_per_chunk(res), 15, " µs", note=note)
         )
-        goals.append(
-            check(
-                f"256 streams × 200 chunks ({label}): gateway CPU per relayed chunk",
-                _cpu_per_chunk(res),
-                15,
-                " µs",
-                note=note,
-            )
-        )
-    for same, translated, label in (
-        (C256_STREAM, C256_TRANSLATED, "burst"),
-        (PACED_STREAM, PACED_TRANSLATED, "paced"),
-    ):
+    pairs = ((PACED_STREAM, PACED_TRANSLATED, "paced"), (C256_STREAM, C256_TRANSLATED, "burst"))
+    for same, translated, label in pairs:
         if translated not in by:
             continue
         a, b = _cpu_per_chunk(by.get(same)), _cpu_per_chunk(by[translated])
         ratio = b / a if a and b else None
         note = f"{b:.2f} vs {a:.2f} µs/chunk" if a and b else ""
-        goals.append(
-            check(f"translated stream CPU per chunk ÷ same-dialect ({label})", ratio, 2, "×", note=note)
-        )
+        goal = f"translated stream CPU per chunk ÷ same-dialect ({label})"
+        goals.append(check(goal, ratio, 2, "×", note=note))
     return goals
 
 

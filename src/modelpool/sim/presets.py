@@ -106,11 +106,12 @@ def two_route_fleet() -> FleetSpec:
 
 
 # Bench models besides `m1` (24 tokens): 200-token replies in one write (`m200`), the same paced at
-# 1,000 tok/s so the relay sees many small upstream reads (`m200-paced`), and a stream that stays open for
-# minutes at 2 tok/s (`slow`, bench/memory.py's 1,000 open streams). Fast mode keeps model-level pacing.
+# 50 tok/s like a real model, one token per upstream read, 4 s per stream (`m200-paced`: 256 of them in
+# flight stay within a small machine's CPU), and a stream that stays open for minutes at 2 tok/s (`slow`,
+# bench/memory.py's 1,000 open streams). Fast mode keeps model-level pacing.
 BENCH_MODELS = (
     ("m200", 200, None),
-    ("m200-paced", 200, 1000.0),
+    ("m200-paced", 200, 50.0),
     ("slow", 600, 2.0),
 )
 
