@@ -65,6 +65,7 @@ def plan_runs(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    args.out = args.out.resolve()  # the scripts run with bench/ as their working directory
     args.out.mkdir(parents=True, exist_ok=True)
     doc: dict[str, Any] = {"date": now_utc(), "machine": machine_info(), "runs": {}}
     goals: list[Goal] = []
