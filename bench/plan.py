@@ -155,20 +155,31 @@ def main(argv: list[str] | None = None) -> int:
                  f"{r['prepare_plan_us']:.1f} ({r['prepare_plan_min_us']:.1f})",
                  f"{r['candidates']} + {r['skipped']} skipped", str(r["reasons"])]
             )  # fmt: skip
-    worst = max(r["prepare_plan_us"] for r in results.values())
     worst_name = max(results, key=lambda k: results[k]["prepare_plan_us"])
-    goal = check(
-        f"planning one call over {N_ROUTES} routes (worst strategy)", worst, 50, " µs", note=worst_name
-    )
-    doc.update(results=results, goals=[goal.to_dict()])
+    goal = f"planning one call over {N_ROUTES} routes"
+    rows_goal = [
+        check(f"{goal}, slowest strategy", results[worst_name]["prepare_plan_us"], 50, " µs", note=worst_name)
+    ]
+    if "priority" in results:  # the default strategy
+        rows_goal.insert(
+            0,
+            check(
+                f"{goal}, default strategy",
+                results["priority"]["prepare_plan_us"],
+                50,
+                " µs",
+                note="priority",
+            ),
+        )
+    doc.update(results=results, goals=[g.to_dict() for g in rows_goal])
     head = ["strategy", "prepare µs", "plan µs", "prepare+plan µs (min)", "candidates", "reasons"]
-    print(plain_table(head, rows) + "\n\n" + goals_table([goal]))
+    print(plain_table(head, rows) + "\n\n" + goals_table(rows_goal))
     if args.json:
         args.json.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
         print(f"\nJSON written to {args.json}")
     if args.markdown:
         lines = [f"### plan — {doc['date']}", "", f"- command: `{doc['command']}`", *machine_lines(doc), ""]
-        print("\n".join(lines) + "\n" + md_table(head, rows) + "\n\n" + goals_table([goal], md=True))
+        print("\n".join(lines) + "\n" + md_table(head, rows) + "\n\n" + goals_table(rows_goal, md=True))
     return 0
 
 
