@@ -156,14 +156,19 @@ class RssSampler:
     def stop(self) -> list[tuple[float, str, float]]:
         self._stop.set()
         self._thread.join(5)
+        self._sample()  # the end of the run is always in the series, however short the run
         return self.series
 
     def _run(self) -> None:
+        self._sample()
         while not self._stop.wait(self.interval):
-            for child in self.children:
-                mb = child.rss_mb()
-                if mb is not None:
-                    self.series.append((round(time.monotonic() - self._t0, 2), child.name, round(mb, 1)))
+            self._sample()
+
+    def _sample(self) -> None:
+        for child in self.children:
+            mb = child.rss_mb()
+            if mb is not None:
+                self.series.append((round(time.monotonic() - self._t0, 2), child.name, round(mb, 1)))
 
 
 class Children:
