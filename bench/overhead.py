@@ -31,6 +31,7 @@ import aiohttp
 import orjson
 
 from harness import procs
+from harness.goals import GOAL_SCENARIOS, goals_table, overhead_goals
 from harness.load import Sample, Target, closed_block, make_body, new_session, one_call, open_block
 from harness.report import command_line, machine_info, markdown_block, now_utc, scenario_table
 from harness.stats import Summary, Tally, comparisons, deltas
@@ -46,31 +47,43 @@ class Scenario:
     stream: bool
     concurrency: int = 1  # closed loop; ignored when rate is set
     rate: float | None = None  # open loop, calls per second
+    dialect: str = "openai"  # the gateway's ingress; "anthropic" = translated to the OpenAI route
+    model: str | None = None  # None: --model
 
     @classmethod
     def parse(cls, text: str) -> Scenario:
-        load, _, flag = text.strip().partition(":")
-        if flag not in ("", "stream"):
-            raise ValueError(f"scenario {text!r}: only ':stream' may follow the load")
-        stream = flag == "stream"
+        """`LOAD[:stream][:anthropic][@MODEL]`, LOAD = seq | cN | rR."""
+        spec, _, model = text.strip().partition("@")
+        load, *flags = spec.split(":")
+        if any(f not in ("stream", "anthropic") for f in flags) or len(set(flags)) != len(flags):
+            raise ValueError(f"scenario {text!r}: only ':stream' and ':anthropic' may follow the load")
+        kw: dict[str, Any] = {
+            "stream": "stream" in flags,
+            "dialect": "anthropic" if "anthropic" in flags else "openai",
+            "model": model or None,
+        }
         if load == "seq":
-            return cls(text, stream)
+            return cls(text, **kw)
         if load[:1] == "c" and load[1:].isdigit() and int(load[1:]) >= 1:
-            return cls(text, stream, concurrency=int(load[1:]))
+            return cls(text, concurrency=int(load[1:]), **kw)
         if load[:1] == "r":
             try:
                 rate = float(load[1:])
             except ValueError:
                 rate = 0.0
             if rate > 0:
-                return cls(text, stream, rate=rate)
+                return cls(text, rate=rate, **kw)
         raise ValueError(
-            f"scenario {text!r}: use seq, cN (N workers) or rR (R calls/s), optionally ':stream'"
+            f"scenario {text!r}: use seq, cN (N workers) or rR (R calls/s), optionally ':stream', "
+            "':anthropic' (translated ingress) and '@MODEL'"
         )
 
     def describe(self) -> str:
         load = f"open loop {self.rate:g}/s" if self.rate else f"concurrency {self.concurrency}"
-        return f"{self.name}: {load}, {'stream' if self.stream else 'non-stream'}"
+        text = f"{self.name}: {load}, {'stream' if self.stream else 'non-stream'}"
+        if self.dialect == "anthropic":
+            text += ", Anthropic ingress → OpenAI route (translated; direct = the OpenAI call)"
+        return text + (f", model {self.model}" if self.model else "")
 
     def block_size(self, block: int) -> int:
         """Calls per block. A block must be long against its own ramp-up and drain, or the ends (fewer
@@ -82,7 +95,11 @@ class Scenario:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scenarios", default="seq,seq:stream", help="comma-separated: seq, cN, rR, + ':stream'")
+    ap.add_argument(
+        "--scenarios",
+        default="seq,seq:stream",
+        help="comma-separated: seq, cN, rR, + ':stream', ':anthropic', '@MODEL'; 'goals' = issue #9's set",
+    )
     ap.add_argument("--concurrency", type=int, action="append", default=[], help="add a cN scenario")
     ap.add_argument("--rate", type=float, action="append", default=[], help="add an open-loop rR scenario")
     ap.add_argument("--stream", action="store_true", help="--concurrency/--rate also add ':stream' twins")
@@ -101,10 +118,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--upstream", default="alpha", help="sim provider the direct baseline calls")
     ap.add_argument("--with-litellm", action="store_true", help="add LiteLLM's proxy (if installed)")
     ap.add_argument("--litellm-cmd", help="path of a `litellm` executable (implies --with-litellm)")
+    ap.add_argument(
+        "--litellm-scenarios",
+        default="seq,seq:stream,c32",
+        help="scenarios LiteLLM takes part in ('all' for every one; it takes ~20 ms a call)",
+    )
+    ap.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME:VAR=VALUE[,VAR=VALUE]",
+        help="one more gateway target with these environment variables (A/B in one run, e.g. "
+        "'base:PYTHONPATH=/tmp/base/src'); never part of the goal rows",
+    )
+    ap.add_argument("--goals", action="store_true", help="print issue #9's goal rows for these scenarios")
     ap.add_argument("--json", type=Path, help="write the full results here")
     ap.add_argument("--markdown", action="store_true", help="print a block ready for bench/RESULTS.md")
     ap.add_argument("--keep-logs", action="store_true", help="keep the children's logs and configs")
     args = ap.parse_args(argv)
+    if args.scenarios == "goals":
+        args.scenarios = ",".join(GOAL_SCENARIOS)
+        args.goals = True
     names = [s for s in args.scenarios.split(",") if s.strip()]
     for c in args.concurrency:
         names += [f"c{c}"] + ([f"c{c}:stream"] if args.stream else [])
@@ -125,6 +159,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 async def run_block(
     session: aiohttp.ClientSession, target: Target, body: bytes, n: int, sc: Scenario
 ) -> tuple[list[Sample], float]:
+    # The body follows the target's dialect (the direct baseline of a translated scenario speaks OpenAI).
     if sc.rate:
         return await open_block(session, target, body, n, sc.rate, sc.stream)
     return await closed_block(session, target, body, n, sc.concurrency, sc.stream)
@@ -159,6 +194,8 @@ async def measured_block(
     tally.samples += samples
     tally.wall += wall
     tally.blocks += 1
+    if target.server is not None and (mb := target.server.rss_mb()) is not None:
+        tally.rss_mb.append(mb)
 
 
 async def run_scenario(
@@ -168,13 +205,17 @@ async def run_scenario(
     sc: Scenario,
     args: argparse.Namespace,
 ) -> dict[str, Any]:
-    body = make_body(args.model, sc.stream)
+    targets = scenario_targets(targets, sc, args)
+    model = sc.model or args.model
+    bodies = {t.name: make_body(model, sc.stream, dialect=t.dialect) for t in targets}
     block = sc.block_size(args.block)
     # Warm-up in the scenario's own shape: connection pools grown to the concurrency, code paths and
     # caches warm in every process, the gateway's latency/health stats seeded. Not measured.
+    # At least two calls per worker, or the widest scenarios would open their connections while measured.
+    warmup = max(args.warmup, 2 * sc.concurrency) if args.warmup else 0
     for target in targets:
-        if args.warmup:
-            await run_block(session, target, body, args.warmup, sc)
+        if warmup:
+            await run_block(session, target, bodies[target.name], warmup, sc)
     tallies = {t.name: Tally() for t in targets}
     rounds = math.ceil(args.requests / block)
     deadline = time.monotonic() + args.time_limit
@@ -184,7 +225,7 @@ async def run_scenario(
         # Rotate the order every round so no target always runs right after another one's block.
         order = targets[r % len(targets) :] + targets[: r % len(targets)]
         for target in order:
-            await measured_block(session, target, sim, body, n, sc, tallies[target.name])
+            await measured_block(session, target, sim, bodies[target.name], n, sc, tallies[target.name])
         if time.monotonic() > deadline and r + 1 < rounds:
             truncated = True  # stop between rounds: every target keeps the same number of calls
             break
@@ -202,12 +243,31 @@ async def run_scenario(
     }
 
 
+def scenario_targets(targets: list[Target], sc: Scenario, args: argparse.Namespace) -> list[Target]:
+    """The targets of one scenario. Translated (`:anthropic`): the gateway gets the Anthropic body on
+    `/v1/messages` and its OpenAI route does the same upstream work as the direct OpenAI baseline; LiteLLM
+    sits out. LiteLLM also sits out the scenarios not in --litellm-scenarios (too slow for c256 × 200)."""
+    wanted = {n.strip() for n in args.litellm_scenarios.split(",")}
+    out = []
+    for t in targets:
+        if t.name == "litellm" and (sc.dialect != "openai" or not ("all" in wanted or sc.name in wanted)):
+            continue
+        if t.server is not None and t.name != "litellm" and sc.dialect == "anthropic":
+            t = Target(
+                t.name, t.url.replace("/v1/chat/completions", "/v1/messages"), t.server, dialect="anthropic"
+            )
+        out.append(t)
+    return out
+
+
 async def check_targets(session: aiohttp.ClientSession, targets: list[Target], model: str) -> None:
     """One call of each kind per target before anything is timed: a broken target fails the run loudly
     instead of producing a table of errors."""
     for stream in (False, True):
         for t in targets:
-            s = await one_call(session, t, make_body(model, stream), stream, time.perf_counter())
+            s = await one_call(
+                session, t, make_body(model, stream, dialect=t.dialect), stream, time.perf_counter()
+            )
             if not s.ok:
                 raise RuntimeError(f"{t.name} ({'stream' if stream else 'non-stream'}) failed: {s.error}")
             if s.route:
@@ -218,6 +278,13 @@ async def run_all(targets: list[Target], sim: procs.Child, args: argparse.Namesp
     widest = max((sc.concurrency for sc in args.scenario_list), default=1)
     async with new_session(widest, args.timeout) as session:
         await check_targets(session, targets, args.model)
+        if any(sc.dialect == "anthropic" for sc in args.scenario_list):
+            gw = next(t for t in targets if t.name == "modelpool")
+            await check_targets(
+                session,
+                scenario_targets([gw], Scenario("x:anthropic", False, dialect="anthropic"), args),
+                args.model,
+            )
         results = []
         for sc in args.scenario_list:
             print(f"running {sc.describe()} …", flush=True)
@@ -258,12 +325,25 @@ def main(argv: list[str] | None = None) -> int:
     try:
         sim, sim_config = procs.start_sim(children)
         upstream = procs.provider_base_url(sim_config, args.upstream)
-        gateway = procs.start_gateway(children, sim_config, args.strategy, not args.no_sticky)
+        # OpenAI routes only: a pool with an Anthropic route in its plan takes the translating relay even
+        # for an OpenAI client, so "same dialect" would not be the byte-faithful path.
+        gateway = procs.start_gateway(
+            children, sim_config, args.strategy, not args.no_sticky, providers=["alpha", "beta"]
+        )
         print(f"sim fleet pid {sim.pid}, upstream {upstream}; gateway pid {gateway.pid} at {gateway.url}")
         targets = [
             Target("direct", f"{upstream}/chat/completions", None),
             Target("modelpool", f"{gateway.url}/v1/chat/completions", gateway),
         ]
+        for spec in args.variant:
+            name, _, assignments = spec.partition(":")
+            env = dict(a.split("=", 1) for a in assignments.split(",") if "=" in a)
+            gw = procs.start_gateway(
+                children, sim_config, args.strategy, not args.no_sticky, providers=["alpha", "beta"],
+                name=name, env=env,
+            )  # fmt: skip
+            targets.append(Target(name, f"{gw.url}/v1/chat/completions", gw))
+            print(f"variant {name} ({assignments}) pid {gw.pid} at {gw.url}")
         doc["litellm"] = _maybe_litellm(children, args, upstream, targets)
         doc["settings"] = {
             "model": args.model,
@@ -276,12 +356,15 @@ def main(argv: list[str] | None = None) -> int:
             "time_limit": args.time_limit,
             "scenarios": [sc.name for sc in args.scenario_list],
         }
+        sampler = procs.RssSampler([t.server for t in targets if t.server is not None]).start()
         try:
             import uvloop
 
             results = uvloop.run(run_all(targets, sim, args))
         except ImportError:  # pragma: no cover - uvloop ships with uvicorn[standard]
             results = asyncio.run(run_all(targets, sim, args))
+        finally:
+            doc["rss_series"] = sampler.stop()
         doc["gateway_log_errors"] = procs.log_errors(gateway)
         doc["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     except KeyboardInterrupt:
@@ -320,7 +403,7 @@ def _maybe_litellm(
 def _output(doc: dict[str, Any], results: list[dict[str, Any]], args: argparse.Namespace) -> None:
     tables, md_tables = [], []
     for res in results:
-        sc = Scenario(res["name"], res["stream"], res["concurrency"], res["rate"])
+        sc = Scenario(**{k: res[k] for k in ("name", "stream", "concurrency", "rate", "dialect", "model")})
         title = sc.describe() + (" — TRUNCATED by --time-limit" if res["truncated"] else "")
         tables.append(scenario_table(title, res["summaries"], res["added"]))
         md_tables.append(scenario_table(title, res["summaries"], res["added"], md=True))
@@ -333,11 +416,17 @@ def _output(doc: dict[str, Any], results: list[dict[str, Any]], args: argparse.N
         for res in results
     ]
     doc["comparisons"] = {res["name"]: res["comparisons"] for res in results}
+    goals = overhead_goals(results)
+    doc["goals"] = [g.to_dict() for g in goals]
+    if args.goals and goals:
+        print("\nissue #9 goals measured by this run\n" + goals_table(goals))
     if args.json:
         args.json.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
         print(f"\nJSON written to {args.json}")
     if args.markdown:
         print("\n" + markdown_block(doc, md_tables))
+        if goals:
+            print(goals_table(goals, md=True))
 
 
 if __name__ == "__main__":

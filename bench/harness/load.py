@@ -8,6 +8,9 @@ Two shapes of load, both run in *blocks* so the caller can alternate targets blo
   from the *scheduled* start, so a server that falls behind is charged for the queueing it causes
   (no coordinated omission).
 
+Dialects: a target speaks OpenAI Chat Completions (`/v1/chat/completions`) or Anthropic Messages
+(`/v1/messages`, the gateway's translated scenario); the body and the stream parsing follow it.
+
 Streams: TTFT is the arrival of the first SSE event that carries answer text, reasoning or a tool call —
 not the first byte, because the direct upstream sends a role-only chunk first while the gateway holds
 such markup back until real content arrives; timing the first byte would compare different things.
@@ -33,9 +36,10 @@ class Target:
     """One thing under test: `direct` (the upstream itself), `modelpool`, `litellm`."""
 
     name: str
-    url: str  # full chat-completions URL
+    url: str  # full chat-completions (or messages) URL
     server: Child | None  # the process whose CPU is charged to this target (None: nothing in between)
     headers: dict[str, str] = field(default_factory=dict)
+    dialect: str = "openai"  # "openai" | "anthropic": the request body and the stream events it speaks
 
 
 @dataclass(slots=True)
@@ -45,10 +49,15 @@ class Sample:
     ttft: float | None = None  # seconds to the first content event (streams only)
     route: str | None = None  # x-modelpool-route, when the target is the gateway
     error: str | None = None
+    events: int = 0  # SSE events received (streams): the chunks the target relayed
 
 
-def make_body(model: str, stream: bool, prompt: str = "Say hello in one short sentence.") -> bytes:
+def make_body(
+    model: str, stream: bool, prompt: str = "Say hello in one short sentence.", dialect: str = "openai"
+) -> bytes:
     body: dict[str, Any] = {"model": model, "messages": [{"role": "user", "content": prompt}]}
+    if dialect == "anthropic":
+        body["max_tokens"] = 4096  # required by the dialect; above every bench model's reply
     if stream:
         body["stream"] = True
     return orjson.dumps(body)
@@ -65,8 +74,11 @@ def new_session(concurrency: int, timeout: float) -> aiohttp.ClientSession:
     )
 
 
-def _has_token(event: bytes) -> bool:
+def _has_token(event: bytes, dialect: str = "openai") -> bool:
     """Whether one SSE event carries answer text, reasoning or a tool call (role-only chunks don't)."""
+    if dialect == "anthropic":
+        # text_delta / thinking_delta / input_json_delta all travel in content_block_delta events.
+        return b"content_block_delta" in event
     for line in event.split(b"\n"):
         if not line.startswith(b"data:"):
             continue
@@ -102,33 +114,40 @@ async def one_call(
             if not stream:
                 data = await resp.read()
                 t1 = time.perf_counter()
-                if b'"choices"' not in data:
-                    return Sample(False, t1 - t0, route=route, error=f"no choices: {data[:120]!r}")
+                marker = b'"content"' if target.dialect == "anthropic" else b'"choices"'
+                if marker not in data:
+                    return Sample(False, t1 - t0, route=route, error=f"no answer: {data[:120]!r}")
                 return Sample(True, t1 - t0, route=route)
-            return await _read_stream(resp, t0, route)
+            return await _read_stream(resp, t0, route, target.dialect)
     except (aiohttp.ClientError, TimeoutError) as exc:
         return Sample(False, time.perf_counter() - t0, route=route, error=f"{type(exc).__name__}: {exc}")
 
 
-async def _read_stream(resp: aiohttp.ClientResponse, t0: float, route: str | None) -> Sample:
+async def _read_stream(resp: aiohttp.ClientResponse, t0: float, route: str | None, dialect: str) -> Sample:
     ttft: float | None = None
     pending = b""
     tail = b""
+    events = 0
     async for chunk in resp.content.iter_any():
         now = time.perf_counter()  # before any parsing: the client's own work is not the server's delay
         if ttft is None:
             pending += chunk
             while ttft is None and (cut := pending.find(b"\n\n")) >= 0:
                 event, pending = pending[:cut], pending[cut + 2 :]
-                if _has_token(event):
+                if _has_token(event, dialect):
                     ttft = now - t0
+        # Event boundaries: every blank line, including one split across two reads.
+        events += chunk.count(b"\n\n") + (tail[-1:] == b"\n" and chunk[:1] == b"\n")
         tail = (tail + chunk)[-_TAIL:]
     t1 = time.perf_counter()
+    end = b"message_stop" if dialect == "anthropic" else b"[DONE]"
     if ttft is None:
-        return Sample(False, t1 - t0, route=route, error="stream carried no content event")
-    if b"[DONE]" not in tail:
-        return Sample(False, t1 - t0, ttft, route, error="stream ended without [DONE]")
-    return Sample(True, t1 - t0, ttft, route)
+        return Sample(False, t1 - t0, route=route, error="stream carried no content event", events=events)
+    if end not in tail:
+        return Sample(
+            False, t1 - t0, ttft, route, error=f"stream ended without {end.decode()}", events=events
+        )
+    return Sample(True, t1 - t0, ttft, route, events=events)
 
 
 async def closed_block(

@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -32,6 +33,7 @@ CLIENT_KEY = "sk-bench-5f0c9a7e3b2d4c1a8e6f0b9d7c5a3e1f"
 LITELLM_VERSION = "1.108.7"
 LITELLM_INSTALL = f"pip install 'litellm[proxy]=={LITELLM_VERSION}'"
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
+_PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def free_port() -> int:
@@ -100,6 +102,25 @@ class Child:
                 total += int(rest[11]) + int(rest[12])  # utime, stime
         return total / _CLK_TCK
 
+    def rss_mb(self) -> float | None:
+        """Resident memory (MB) of every live process in the child's group, from /proc (None: no /proc)."""
+        total = 0
+        seen = False
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as f:
+                    raw = f.read()
+                if int(raw[raw.rfind(b")") + 2 :].split()[2]) != self.pid:
+                    continue
+                with open(f"/proc/{entry.name}/statm", "rb") as f:
+                    total += int(f.read().split()[1])  # resident pages
+                seen = True
+            except (OSError, ValueError, IndexError):
+                continue
+        return total * _PAGE / 2**20 if seen else None
+
     def stop(self, grace: float = 5.0) -> None:
         """SIGTERM the child's process group, then SIGKILL what is left after `grace` seconds."""
         if self.proc.poll() is None:
@@ -114,6 +135,40 @@ class Child:
             os.killpg(self.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(2.0)
+
+
+class RssSampler:
+    """RSS of some children every `interval` seconds in a background thread: memory over a whole run
+    (reading /proc takes a few ms; at 1-2 samples/s it stays out of the measurements' way)."""
+
+    def __init__(self, children: list[Child], interval: float = 1.0) -> None:
+        self.children = children
+        self.interval = interval
+        self.series: list[tuple[float, str, float]] = []  # (seconds since start, child, MB)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
+        self._t0 = time.monotonic()
+
+    def start(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def stop(self) -> list[tuple[float, str, float]]:
+        self._stop.set()
+        self._thread.join(5)
+        self._sample()  # the end of the run is always in the series, however short the run
+        return self.series
+
+    def _run(self) -> None:
+        self._sample()
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def _sample(self) -> None:
+        for child in self.children:
+            mb = child.rss_mb()
+            if mb is not None:
+                self.series.append((round(time.monotonic() - self._t0, 2), child.name, round(mb, 1)))
 
 
 class Children:
@@ -268,15 +323,18 @@ def start_gateway(
     *,
     providers: list[str] | None = None,
     overrides: dict[str, Any] | None = None,
+    name: str = "gateway",
+    env: dict[str, str] | None = None,
 ) -> Child:
+    """`name` names its log/config files (several gateways in one run); `env` adds to its environment."""
     config = gateway_config(sim_config, strategy, sticky, providers=providers, overrides=overrides)
-    config_path = children.workdir / "gateway.yaml"
+    config_path = children.workdir / f"{name}.yaml"
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
     port = free_port()
     exe = shutil.which("modelpool")
     head = [exe] if exe else [sys.executable, "-m", "modelpool.cli.main"]
     argv = [*head, "serve", "--config", str(config_path), "--port", str(port), "--log-level", "warning"]
-    child = children.spawn("gateway", argv, env={"MODELPOOL_ADMIN_TOKEN": ADMIN_TOKEN})
+    child = children.spawn(name, argv, env={"MODELPOOL_ADMIN_TOKEN": ADMIN_TOKEN, **(env or {})})
     child.url = f"http://127.0.0.1:{port}"
     wait_until("the gateway", child, lambda: http_ok(f"{child.url}/readyz"), 30)
     return child

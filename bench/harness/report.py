@@ -93,6 +93,9 @@ def scenario_table(title: str, summaries: dict[str, Summary], found: list[Delta]
     if stream:
         head += ["TTFT p50", "TTFT p90", "TTFT p99"]
     head += ["proxy CPU ms/call", "sim CPU ms/call", "client CPU ms/call", "TCP opens/call"]
+    if stream:
+        head += ["chunks/call", "proxy CPU µs/chunk"]
+    head.append("proxy RSS MB peak")
     rows: list[list[str]] = []
     for s in summaries.values():
         row = [s.target, str(s.calls), str(s.errors), _f(s.rps, 0)]
@@ -103,6 +106,9 @@ def scenario_table(title: str, summaries: dict[str, Summary], found: list[Delta]
         row += [_f(s.server_cpu_ms_per_call, 3), _f(s.upstream_cpu_ms_per_call, 3)]
         row.append(_f(s.client_cpu_ms_per_call, 3))
         row.append(_f(s.tcp_opens_per_call, 3))
+        if stream:
+            row += [_f(s.chunks_per_call, 1), _f(s.server_cpu_us_per_chunk, 2)]
+        row.append(_f(s.rss_mb_peak, 1))
         rows.append(row)
     added_head = ["added vs direct", "metric", "p50 ms", "p90 ms", "p99 ms", "mean ms", "p50 ×", "p99 ×"]
     added = [[d.target, d.metric, *_added_cells(d)] for d in found]

@@ -53,6 +53,7 @@ class Tally:
     client_cpu: float = 0.0  # CPU seconds of the load generator (this process) in those blocks
     tcp_opens: int | None = 0  # machine-wide TCP connections opened during those blocks (None: unknown)
     blocks: int = 0
+    rss_mb: list[float] = field(default_factory=list)  # the target process's RSS after each block
 
 
 @dataclass
@@ -69,6 +70,10 @@ class Summary:
     tcp_opens_per_call: float | None
     routes: dict[str, int]
     error_samples: list[str]
+    chunks_per_call: float | None = None  # SSE events the client received per stream
+    server_cpu_us_per_chunk: float | None = None  # the target process's CPU ÷ every chunk it relayed
+    rss_mb_peak: float | None = None  # the target process's RSS, largest and last block-end sample
+    rss_mb_end: float | None = None
 
     @classmethod
     def of(cls, target: str, tally: Tally, stream: bool, has_server: bool) -> Summary:
@@ -76,6 +81,8 @@ class Summary:
         bad = [s for s in tally.samples if not s.ok]
         n = len(tally.samples)
         routes = Counter(s.route for s in ok if s.route)
+        chunks = sum(s.events for s in tally.samples)
+        per_chunk = tally.server_cpu * 1e6 / chunks if stream and has_server and chunks else None
         return cls(
             target=target,
             calls=len(ok),
@@ -89,6 +96,10 @@ class Summary:
             tcp_opens_per_call=tally.tcp_opens / n if n and tally.tcp_opens is not None else None,
             routes=dict(routes.most_common()),
             error_samples=sorted({s.error or "?" for s in bad})[:5],
+            chunks_per_call=chunks / n if stream and n else None,
+            server_cpu_us_per_chunk=per_chunk,
+            rss_mb_peak=max(tally.rss_mb) if tally.rss_mb else None,
+            rss_mb_end=tally.rss_mb[-1] if tally.rss_mb else None,
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import logging
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 log = logging.getLogger("modelpool.events")
@@ -81,10 +81,14 @@ class LiveRoute:
     attempts: int
     switched_from: str | None
     at: float
-    plan: dict[str, Any] | None = None  # why each route stood where it stood
+    # Why each route stood where it stood: the plan's `explain`, called only when someone reads the live
+    # route (admin API, dashboard) — on every call it was dicts for every route of the pool, then thrown away.
+    explain: Callable[[], dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "explain"}
+        out["plan"] = self.explain() if self.explain is not None else None
+        return out
 
 
 class SessionLog:

@@ -337,7 +337,7 @@ class Gateway:
                 attempts=walker.state.attempt_count,
                 switched_from=walker.state.switched_from,
                 at=self.clock(),
-                plan=plan.explain() if plan is not None else None,
+                explain=plan.explain if plan is not None else None,
             )
         )
         if self.events.watchers:

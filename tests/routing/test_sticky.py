@@ -81,6 +81,9 @@ def test_a_streamed_answer_pins_its_conversation_and_records_the_live_route(flee
         session = admin(gw, "/admin/sessions/chat-s")
         assert session["pins"] == {"m1": "alpha/m1"}
         assert session["live_route"]["route"] == "alpha/m1"
+        # The plan is explained when read (not on every call) and says why the pinned route came first.
+        why = session["live_route"]["plan"]["candidates"][0]
+        assert why["route"] == "alpha/m1" and "sticky: this conversation's route" in why["why"]
 
 
 def test_a_pin_expires_after_the_providers_cache_lifetime_of_idleness(fleet: FleetThread) -> None:

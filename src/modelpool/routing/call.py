@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelpool.catalog.model import Pool, Route
+from modelpool.protocols.tokens import estimate_tokens
 from modelpool.upstream.providers import ProviderEndpoint
 
 
@@ -25,7 +26,16 @@ class Call:
     locale: str = "en"  # from Accept-Language: the language of the inline switch notice
     has_images: bool = False  # SPEC §3.1 step 2
     has_tools: bool = False  # step 3
-    est_tokens: int = 0  # step 3: estimated conversation size
+    _est_tokens: int | None = field(default=None, repr=False)
+
+    @property
+    def est_tokens(self) -> int:
+        """Step 3: the estimated conversation size. Computed on first read, because it walks the whole
+        body and most calls never need it: only a pool with a known context window, an aggregator's
+        ranking or a translated stream's usage read it."""
+        if self._est_tokens is None:
+            self._est_tokens = estimate_tokens(self.body, self.ingress)
+        return self._est_tokens
 
 
 @dataclass(slots=True)

@@ -6,9 +6,17 @@ full snapshot per candidate per call cost more than the rest of the pipeline tog
 
 from __future__ import annotations
 
-from statistics import median
+from collections.abc import Sequence
 
 from modelpool.health.registry import HealthRegistry
+
+
+def median(values: Sequence[float]) -> float:
+    """`statistics.median` without its generality (type dispatch, iterator support): a strategy takes
+    one per route per call, and the library version cost more than sorting the short window itself."""
+    s = sorted(values)
+    mid = len(s) // 2
+    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
 
 
 class RegistryMeasurements:

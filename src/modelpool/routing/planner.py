@@ -58,9 +58,10 @@ class Planner:
         candidates = self._order(rt, call, eligible, now, advance)
         candidates = self._sticky(rt, call, candidates, now)
         limit = 1 if (not pool_cfg.fallback or call.purpose) else pool_cfg.max_attempts
-        for c in candidates[limit:]:
-            skipped.append((c.key, f"beyond max_attempts={limit}" if pool_cfg.fallback else "fallback off"))
-        candidates = candidates[:limit]
+        if len(candidates) > limit:
+            why = f"beyond max_attempts={limit}" if pool_cfg.fallback else "fallback off"
+            skipped.extend((c.key, why) for c in candidates[limit:])
+            candidates = candidates[:limit]
         if pool_cfg.model_fallback != "off" and pool_cfg.fallback and not call.purpose:
             room = HARD_CEILING - len(candidates)
             candidates += fallback_candidates(self, rt, call, pool_cfg.model_fallback, room, now)
@@ -72,7 +73,10 @@ class Planner:
         """Steps 5–6 (the base order of step 4 is already applied), operator pin head, health gate."""
         inp = self._strategy_input(rt, call, now, advance)
         ordered = STRATEGIES[rt.config.pool.strategy](eligible, inp)
-        candidates = [self._with_reason(c, why) for c, why in ordered]
+        candidates = []
+        for c, why in ordered:
+            c.reasons.append(why)
+            candidates.append(c)
         head = self.pins.operator(call.pool.id)
         for i, c in enumerate(candidates):
             if c.key == head:
@@ -189,19 +193,15 @@ class Planner:
     def _peek_cursor(self, pool_id: str) -> int:
         return self._cursors.get(pool_id, 0)
 
-    @staticmethod
-    def _with_reason(c: Candidate, why: str) -> Candidate:
-        c.reasons.append(why)
-        return c
-
     def _health_gate(self, cands: list[Candidate], now: float) -> list[Candidate]:
         """Resting routes go behind the others; if all rest, all are tried in strategy order."""
+        is_resting = self._is_resting
+        if not any(is_resting(c.key, now) for c in cands):
+            return cands  # the common case: one pass, nothing rebuilt
         healthy: list[Candidate] = []
         resting: list[Candidate] = []
         for c in cands:
-            (resting if self._is_resting(c.key, now) else healthy).append(c)
-        if not resting:
-            return cands
+            (resting if is_resting(c.key, now) else healthy).append(c)
         for c in resting:
             c.reasons.append(
                 "resting: moved behind healthy routes" if healthy else "all resting: tried anyway"

@@ -9,14 +9,14 @@ from modelpool.catalog import UnknownModel
 from modelpool.protocols import openai_chat as oc
 from modelpool.protocols.effort import read_effort
 from modelpool.protocols.errors import ClientError
-from modelpool.protocols.tokens import estimate_tokens
 from modelpool.routing.call import Call
 from modelpool.routing.session import session_id
 from modelpool.runtime import Runtime
 
 
 def prepare_call(rt: Runtime, ingress: str, body: dict[str, Any], headers: Mapping[str, str]) -> Call:
-    """Resolve the pool (SPEC §2) and read the session (§8), purpose (§3.6), effort, images, tools and size.
+    """Resolve the pool (SPEC §2) and read the session (§8), purpose (§3.6), effort, images and tools (the
+    size estimate is `Call.est_tokens`, computed when first read).
 
     Raises `ClientError`: 404 with the closest pool names for an unknown model, 400 for a bad forced route.
     """
@@ -45,5 +45,4 @@ def prepare_call(rt: Runtime, ingress: str, body: dict[str, Any], headers: Mappi
         locale=headers.get("accept-language", "en")[:2].lower(),
         has_images=oc.has_images(body),
         has_tools=oc.has_tools(body),
-        est_tokens=estimate_tokens(body, ingress),
     )

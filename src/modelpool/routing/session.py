@@ -6,6 +6,8 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 SESSION_HEADERS = (
     "x-session-id",
     "x-modelpool-session",
@@ -48,6 +50,15 @@ def _fingerprint(pool_id: str, body: dict[str, Any]) -> str:
         first_user = messages
     h = hashlib.blake2b(digest_size=8)
     h.update(pool_id.encode())
-    h.update(b"\0" + repr(system).encode())
-    h.update(b"\0" + repr(first_user).encode())
+    h.update(b"\0" + _canonical(system))
+    h.update(b"\0" + _canonical(first_user))
     return h.hexdigest()
+
+
+def _canonical(value: Any) -> bytes:
+    """The bytes hashed for a system prompt or first message. JSON via orjson: on every call, and several
+    times faster than `repr` on long prompts (repr scans every character for escapes)."""
+    try:
+        return orjson.dumps(value)
+    except orjson.JSONEncodeError:  # deeper than orjson encodes: still a stable fingerprint
+        return repr(value).encode()

@@ -121,13 +121,14 @@ def throughput(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
 def score(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
     """The rotator's score: Laplace success × weight + speed × weight, plus the same-model bonus."""
     w_conn, w_speed = inp.score_weights
-    ttfts = [t for c in cands if (t := inp.measurements.median_ttft(c.key)) is not None]
+    ttft_of = {c.key: inp.measurements.median_ttft(c.key) for c in cands}  # one median per route
+    ttfts = [t for t in ttft_of.values() if t is not None]
     best_ttft = min(ttfts) if ttfts else None
     requested = inp.requested.lower()
 
     def value(c: Candidate) -> float:
         s = w_conn * inp.measurements.laplace(c.key)
-        ttft = inp.measurements.median_ttft(c.key)
+        ttft = ttft_of[c.key]
         if ttft is not None and best_ttft is not None:
             s += w_speed * (best_ttft / ttft if ttft > 0 else 1.0)
         elif ttft is None:

@@ -88,8 +88,12 @@ def make_plan(provider_id: str, model: SimModel, req: CallRequest, speed: Speed)
 
 
 def model_speed(model: SimModel, provider_ttft: float, provider_tps: float, fast: bool) -> Speed:
-    if fast:
+    """Fast mode drops the provider-level pacing only: a model that sets its own `ttft`/`tps` keeps them,
+    so a benchmark fleet can mix zero-think-time models with paced or slow ones (bench/memory.py)."""
+    if fast and model.ttft is None and model.tps is None:
         return FAST
+    if fast:
+        return Speed(max(0.0, model.ttft or 0.0), model.tps if model.tps and model.tps > 0 else math.inf)
     ttft = provider_ttft if model.ttft is None else model.ttft
     tps = provider_tps if model.tps is None else model.tps
     return Speed(max(0.0, ttft), tps if tps and tps > 0 else math.inf)

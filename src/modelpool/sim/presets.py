@@ -105,6 +105,24 @@ def two_route_fleet() -> FleetSpec:
     )
 
 
+# Bench models besides `m1` (24 tokens): 200-token replies in one write (`m200`), the same paced at
+# 50 tok/s like a real model, one token per upstream read, 4 s per stream (`m200-paced`: 256 of them in
+# flight stay within a small machine's CPU), and a stream that stays open for minutes at 2 tok/s (`slow`,
+# bench/memory.py's 1,000 open streams). Fast mode keeps model-level pacing.
+BENCH_MODELS = (
+    ("m200", 200, None),
+    ("m200-paced", 200, 50.0),
+    ("slow", 600, 2.0),
+)
+
+
+def _bench_models() -> list[SimModel]:
+    extra = [
+        SimModel(mid, output_tokens=n, tps=tps, ttft=0.0 if tps else None) for mid, n, tps in BENCH_MODELS
+    ]
+    return [SimModel("m1"), *extra]
+
+
 def bench_fleet() -> FleetSpec:
     """Fast mode (no sleeps): two OpenAI routes, an Anthropic route and a small aggregator."""
     inner = [
@@ -114,9 +132,9 @@ def bench_fleet() -> FleetSpec:
     ]
     return FleetSpec(
         [
-            SimProvider("alpha", models=[SimModel("m1")]),
-            SimProvider("beta", models=[SimModel("m1")]),
-            SimProvider("anthro", kind="anthropic", models=[SimModel("m1")]),
+            SimProvider("alpha", models=_bench_models()),
+            SimProvider("beta", models=_bench_models()),
+            SimProvider("anthro", kind="anthropic", models=_bench_models()),
             SimProvider(
                 "vercel", kind="vercel", models=[SimModel(DEMO_MODEL)], inner=inner, default_inner="mid"
             ),

@@ -145,7 +145,8 @@ class SimProvider:
 
 @dataclass
 class FleetSpec:
-    """The whole fleet. `fast=True` removes every sleep (ttft 0, unbounded tok/s) for benchmarks."""
+    """The whole fleet. `fast=True` removes the providers' pacing (ttft 0, unbounded tok/s) for benchmarks;
+    a model with its own `ttft`/`tps` keeps them."""
 
     providers: list[SimProvider]
     seed: int = 1
