@@ -7,9 +7,11 @@ propagate here (its access log stays off: the call line replaces it).
 
 from __future__ import annotations
 
-import contextlib
+import atexit
 import logging
+import queue
 import sys
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -86,19 +88,94 @@ def wants_json(fmt: str, stream: IO[str]) -> bool:
 
 
 class _Handler(logging.StreamHandler):  # type: ignore[type-arg]
-    """The handler this module installs (a second setup replaces it instead of doubling lines)."""
+    """The handler this module installs (a second setup replaces it instead of doubling lines).
+
+    Lines are formatted by the caller and written by a daemon thread: a write to a pipe whose reader is
+    slow (a log shipper, a full terminal) blocks, and on the event loop that would stall every call.
+    The queue is bounded; when the reader cannot keep up, lines are dropped and counted, never waited on.
+    """
+
+    def __init__(self, stream: IO[str]) -> None:
+        super().__init__(stream)
+        self._lines: queue.Queue[str | threading.Event | None] = queue.Queue(maxsize=_MAX_PENDING)
+        self.dropped = 0
+        self._writer = threading.Thread(target=self._write_loop, name="modelpool-log-writer", daemon=True)
+        self._writer.start()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = self.format(record) + self.terminator
+        except Exception:
+            self.handleError(record)
+            return
+        self._enqueue(text)
 
     def write_call(self, fields: dict[str, Any]) -> None:
         """A JSON call line without a LogRecord: one per client call, and the logging machinery (record,
         filters, formatter) cost several times the line itself. Same shape as `JsonFormatter`'s."""
         line = {"ts": _ts(time.time()), "level": "info", "logger": CALL_LOGGER, "msg": "call", **fields}
-        text = orjson.dumps(line, default=str).decode() + "\n"
-        with self.lock or contextlib.nullcontext():
-            try:
-                self.stream.write(text)
-                self.stream.flush()
-            except (OSError, ValueError):
-                pass  # a closed or broken stderr must not fail a call
+        self._enqueue(orjson.dumps(line, default=str).decode() + "\n")
+
+    def _enqueue(self, item: str | threading.Event | None) -> None:
+        try:
+            self._lines.put_nowait(item)
+        except queue.Full:
+            self.dropped += 1
+
+    def _write_loop(self) -> None:
+        while True:
+            item = self._lines.get()
+            batch: list[str] = []
+            while True:
+                if item is None:
+                    self._write(batch)
+                    return
+                if isinstance(item, threading.Event):
+                    self._write(batch)
+                    batch = []
+                    item.set()
+                else:
+                    batch.append(item)
+                try:
+                    item = self._lines.get_nowait()
+                except queue.Empty:
+                    break
+            self._write(batch)
+
+    def _write(self, batch: list[str]) -> None:
+        if not batch:
+            return
+        try:
+            self.stream.write("".join(batch))
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass  # a closed or broken stderr must not fail anything
+
+    def drain(self, timeout: float = 2.0) -> None:
+        """Wait (bounded) until every line queued so far is written."""
+        done = threading.Event()
+        try:
+            self._lines.put(done, timeout=timeout)
+        except queue.Full:
+            return
+        done.wait(timeout)
+
+    def close(self) -> None:
+        if self._writer.is_alive():
+            self.drain()
+            self._enqueue(None)
+            self._writer.join(timeout=2.0)
+        super().close()
+
+
+_MAX_PENDING = 10_000
+
+
+def flush_logs(timeout: float = 2.0) -> None:
+    """Write every queued line now (tests, shutdown)."""
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, _Handler):
+            handler.drain(timeout)
 
 
 CALL_LOGGER = "modelpool.calls"
@@ -115,8 +192,13 @@ def setup_logging(level: str = "info", fmt: str = "auto", stream: IO[str] | None
     root = logging.getLogger()
     for old in [h for h in root.handlers if isinstance(h, _Handler)]:
         root.removeHandler(old)
+        old.close()
     root.addHandler(handler)
     root.setLevel(getattr(logging, level.upper(), logging.INFO))
     global fast_call_line
     fast_call_line = handler.write_call if use_json else None
     return "json" if use_json else "text"
+
+
+# Lines still queued when the process exits normally are written (bounded wait).
+atexit.register(flush_logs)

@@ -7,6 +7,7 @@ import io
 import json
 import logging
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -104,16 +105,59 @@ def test_text_on_a_terminal_json_elsewhere_and_a_second_setup_does_not_double_li
         assert setup_logging("info", "auto", tty) == "text"
         fields = {"request_id": "r1", "route": None, "attempts": [{"route": "a/m", "kind": "server"}]}
         logging.getLogger("modelpool.calls").info("call", extra={"call": fields})
+        logs.flush_logs()
         assert tty.getvalue().rstrip().endswith("modelpool.calls: call request_id=r1 attempts=a/m:server")
         pipe = io.StringIO()
         assert setup_logging("info", "auto", pipe) == "json"
         logging.getLogger("modelpool.x").warning("hello %s", "there")
+        logs.flush_logs()
         assert json.loads(pipe.getvalue())["msg"] == "hello there"
         assert tty.getvalue().count("\n") == 1  # the first handler was replaced, not kept
         forced = io.StringIO()
         setup_logging("info", "text", forced)
         logging.getLogger("modelpool.x").info("plain")
+        logs.flush_logs()
         assert "INFO modelpool.x: plain" in forced.getvalue()
+    finally:
+        logs.fast_call_line = None
+        for h in list(root.handlers):
+            root.removeHandler(h)
+        for h in saved[1]:
+            root.addHandler(h)
+        root.setLevel(saved[0])
+
+
+def test_a_slow_log_reader_never_blocks_the_caller() -> None:
+    """A pipe whose reader stalls (a log shipper falling behind) must not stall calls: lines wait in the
+    writer thread's queue. Were the write done by the caller, it would sit in `write` until the stream
+    gives up and `timed_out` would be set."""
+
+    class StalledPipe(io.StringIO):
+        def __init__(self) -> None:
+            super().__init__()
+            self.release = threading.Event()
+            self.timed_out = False
+
+        def write(self, s: str) -> int:
+            if not self.release.wait(5):
+                self.timed_out = True
+            return super().write(s)
+
+    root = logging.getLogger()
+    saved = (root.level, list(root.handlers))
+    pipe = StalledPipe()
+    try:
+        setup_logging("info", "json", pipe)
+        assert logs.fast_call_line is not None
+        for i in range(3):
+            logs.fast_call_line({"request_id": f"r{i}"})
+        logging.getLogger("modelpool.x").warning("still here")
+        pipe.release.set()
+        logs.flush_logs()
+        lines = [json.loads(x) for x in pipe.getvalue().splitlines()]
+        assert not pipe.timed_out
+        assert [x.get("request_id") for x in lines] == ["r0", "r1", "r2", None]
+        assert lines[-1]["msg"] == "still here"
     finally:
         logs.fast_call_line = None
         for h in list(root.handlers):
