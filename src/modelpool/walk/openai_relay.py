@@ -23,7 +23,7 @@ from modelpool.protocols.effort import nearest_effort, write_effort
 from modelpool.protocols.sse import SSEParser
 from modelpool.routing.call import Call, Candidate
 from modelpool.upstream.client import AttemptFailure, UpstreamClient
-from modelpool.walk.streaming import drain, in_stream_failure_kind, read_chunk, stream_result
+from modelpool.walk.streaming import UpstreamReads, drain, in_stream_failure_kind, stream_result
 from modelpool.walk.walker import AttemptResult, CommittedFailure, WalkState
 
 Emit = Callable[[bytes], Awaitable[None]]
@@ -140,12 +140,10 @@ class OpenAIStreamRelay:
         # CPU than the rest of the relay (measured in bench/RESULTS.md).
         out: list[bytes] = []
         first_at: float | None = None
-        deadline = asyncio.get_running_loop().time() + self.client.timeouts.first_byte
-        idle = self.client.timeouts.idle
-        reader = resp.content
+        reads = UpstreamReads.start(resp.content, self.client.timeouts)
         try:
             while True:
-                data = await read_chunk(reader, deadline if first_at is None else None, idle)
+                data = await reads.read(before_first=first_at is None)
                 for ev in parser.feed(data) if data else parser.close():
                     if ev.is_done:
                         await self._finish(held, tail, out)
@@ -166,6 +164,7 @@ class OpenAIStreamRelay:
                     raise AttemptFailure(FailureKind.NETWORK, "upstream stream ended without [DONE]")
                 await self._flush(out)
         finally:
+            reads.close()
             await self._flush(out)  # content that arrived before a failure still reaches the client
 
     async def _flush(self, out: list[bytes]) -> None:

@@ -32,7 +32,7 @@ from modelpool.protocols.translate_stream import StreamTranslator, UpstreamStrea
 from modelpool.routing.call import Call, Candidate
 from modelpool.upstream.client import AttemptFailure, UpstreamClient
 from modelpool.walk.openai_relay import SSE_HEADERS, Emit, Order, Start, encode_request, upstream_headers
-from modelpool.walk.streaming import drain, in_stream_failure_kind, read_chunk, stream_result
+from modelpool.walk.streaming import UpstreamReads, drain, in_stream_failure_kind, stream_result
 from modelpool.walk.walker import AttemptResult, CommittedFailure, WalkState
 
 _TRANSLATE: dict[tuple[str, str], Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -163,11 +163,18 @@ class TranslatingStreamRelay:
         t = self.t
         assert t is not None
         parser = SSEParser()
+        reads = UpstreamReads.start(resp.content, self.client.timeouts)
+        try:
+            return await self._pump(t, reads, parser, t0)
+        finally:
+            reads.close()
+
+    async def _pump(
+        self, t: StreamTranslator, reads: UpstreamReads, parser: SSEParser, t0: float
+    ) -> AttemptResult:
         first_at: float | None = None
-        deadline = asyncio.get_running_loop().time() + self.client.timeouts.first_byte
-        idle = self.client.timeouts.idle
         while True:
-            data = await read_chunk(resp.content, deadline if first_at is None else None, idle)
+            data = await reads.read(before_first=first_at is None)
             out: list[bytes] = []
             try:
                 for ev in parser.feed(data) if data else parser.close():
