@@ -91,6 +91,7 @@ class Gateway:
             self.pins,
             prior_tps=self._prior_tps,
             prior_ttft=self._prior_ttft,
+            any_resting=self.health.any_resting,
         )
         # Shared state (redis): other replicas' changes land in local memory; the round-robin cursor
         # steps are counted globally (in the background, never on the call).

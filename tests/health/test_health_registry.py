@@ -223,3 +223,24 @@ def test_a_failing_persist_does_not_fail_the_request(pool: PoolConfig, clock: Cl
     reg = HealthRegistry(lambda: pool, clock=clock, tz=SHANGHAI, persist=boom)
     reg.record_success(ROUTE)
     assert reg.state(ROUTE) is RouteState.OK
+
+
+def test_any_resting_is_never_false_while_a_route_rests(reg: HealthRegistry, clock: Clock) -> None:
+    """The planner skips its per-route health pass when `any_resting` says no: it may say yes needlessly
+    (after a success ended a rest early), never no while a rest is in force — whichever way it was set."""
+    assert not reg.any_resting()
+    horizon = reg.record_failure(ROUTE, FailureKind.SERVER, "500")
+    assert reg.is_resting(ROUTE) and reg.any_resting()
+    clock.t = horizon
+    assert not reg.is_resting(ROUTE) and not reg.any_resting()
+    stored = reg.record(ROUTE).persistable()  # type: ignore[union-attr]
+    loaded = HealthRegistry(lambda: reg._config(), clock=clock, tz=SHANGHAI)
+    assert loaded.load({ROUTE: {**stored, "rest_until": clock.t + 30}}, persist_ttl=3600) == 1
+    assert loaded.is_resting(ROUTE) and loaded.any_resting()
+    shared = HealthRegistry(lambda: reg._config(), clock=clock, tz=SHANGHAI)
+    shared.replace("b/m", {**stored, "rest_until": clock.t + 90})
+    assert shared.is_resting("b/m") and shared.any_resting()
+    clock.t += 60
+    assert not loaded.any_resting() and shared.any_resting()
+    clock.t += 31
+    assert not shared.any_resting()

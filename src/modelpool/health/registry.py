@@ -68,6 +68,9 @@ class HealthRegistry:
         self._forget = forget
         self._routes: dict[str, RouteRecord] = {}
         self._listeners: list[Listener] = []
+        # No route rests at or after this moment: the latest rest horizon ever set (a rest ended early by
+        # a success leaves it high, which only costs the planner its per-route check until it passes).
+        self._rests_end = 0.0
 
     # -- reads -------------------------------------------------------------------------------------
 
@@ -82,6 +85,10 @@ class HealthRegistry:
     def is_resting(self, route_key: str, now: float | None = None) -> bool:
         route = self._routes.get(route_key)
         return route is not None and route.rest_until > self._now(now)
+
+    def any_resting(self, now: float | None = None) -> bool:
+        """False when certainly no route rests: the planner's health gate then skips its per-route pass."""
+        return self._rests_end > self._now(now)
 
     def record(self, route_key: str) -> RouteRecord | None:
         """The live record (read-only by convention) for hot-path readers such as the strategies, which
@@ -159,6 +166,7 @@ class HealthRegistry:
         horizon = rest_horizon(kind, route.consecutive, self._config(), at, self._tz, retry_after)
         # Never shorten a rest already in force: a network blip must not cut a quota wall short.
         route.rest_until = max(route.rest_until, horizon)
+        self._rests_end = max(self._rests_end, route.rest_until)
         self._changed(route_key, route, at)
         return route.rest_until
 
@@ -190,6 +198,7 @@ class HealthRegistry:
             if route is None:
                 continue
             self._routes[key] = route
+            self._rests_end = max(self._rests_end, route.rest_until)
             restored += 1
             self._notify(key, health_of(key, route, at))
         return restored
@@ -210,6 +219,7 @@ class HealthRegistry:
         route = self._route(route_key)
         for field in SHARED_FIELDS:
             setattr(route, field, getattr(incoming, field))
+        self._rests_end = max(self._rests_end, route.rest_until)
         if self._listeners:
             self._notify(route_key, health_of(route_key, route, self._now(None)))
 

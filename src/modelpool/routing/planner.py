@@ -31,12 +31,15 @@ class Planner:
         rng: random.Random | None = None,
         prior_tps: Callable[[Candidate], float | None] | None = None,
         prior_ttft: Callable[[Candidate], float | None] | None = None,
+        any_resting: Callable[[float], bool] | None = None,
     ) -> None:
         # Published speed of a route (an aggregator's best inner provider), priors for speed strategies.
         self._prior_tps = prior_tps or (lambda c: None)
         self._prior_ttft = prior_ttft or (lambda c: None)
         self._measurements = measurements
         self._is_resting = is_resting
+        # Optional shortcut for the health gate: False when no route rests at all (the common case).
+        self._any_resting = any_resting
         self.pins = pins or PinStore()
         self._rng = rng or random.Random()
         self._cursors: dict[str, int] = {}  # round-robin: next start per pool
@@ -195,6 +198,8 @@ class Planner:
 
     def _health_gate(self, cands: list[Candidate], now: float) -> list[Candidate]:
         """Resting routes go behind the others; if all rest, all are tried in strategy order."""
+        if self._any_resting is not None and not self._any_resting(now):
+            return cands  # nothing rests anywhere: no per-route pass at all
         is_resting = self._is_resting
         if not any(is_resting(c.key, now) for c in cands):
             return cands  # the common case: one pass, nothing rebuilt
