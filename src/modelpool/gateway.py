@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from modelpool.aggregators import AggregatorService, RoutingRecord
+from modelpool.aggregators.priors import CandidatePriors
 from modelpool.catalog import build_catalog
 from modelpool.config import (
     ConfigError,
@@ -85,12 +86,13 @@ class Gateway:
         self.aggregators = AggregatorService(
             lambda: self.client.session, lambda: self.runtime.config.gateway_ranking, clock=clock
         )
+        self.priors = CandidatePriors(self.aggregators)
         self.planner = Planner(
             RegistryMeasurements(self.health),
             self.health.is_resting,
             self.pins,
-            prior_tps=self._prior_tps,
-            prior_ttft=self._prior_ttft,
+            prior_tps=self.priors.prior_tps,
+            prior_ttft=self.priors.prior_ttft,
             any_resting=self.health.any_resting,
         )
         # Shared state (redis): other replicas' changes land in local memory; the round-robin cursor
@@ -153,7 +155,7 @@ class Gateway:
         for key, value in (await self.state.load("counters")).items():
             self.replica("counters", key, value)
         await self._apply(self.loaded, rediscover=True)
-        self._warm_aggregators()
+        self.priors.warm(self.runtime)
         await self.calendar.start()
         if watch and self.loaded.path is not None:
             from modelpool.config import ConfigWatcher
@@ -204,7 +206,7 @@ class Gateway:
     async def _on_config_change(self, loaded: LoadedConfig) -> None:
         try:
             await self._apply(loaded, rediscover=True)
-            self._warm_aggregators()
+            self.priors.warm(self.runtime)
             log.info("config reloaded from %s (version %d)", loaded.path, self.runtime.version)
         except ConfigError as err:
             self._on_config_error(err)
@@ -286,32 +288,7 @@ class Gateway:
 
     def inner_order(self, call: Call, cand: Candidate) -> list[str] | None:
         """The aggregator's inner providers fastest first, or None (ranking off / stats unavailable)."""
-        ep = cand.endpoint
-        return self.aggregators.order_for(
-            ep.kind, ep.root, ep.api_key, cand.route.model_id, call.has_tools, call.est_tokens
-        )
-
-    def _warm_aggregators(self) -> None:
-        """Start fetching every aggregator route's endpoint stats now (in the background), so the first
-        conversation is ranked too: a call never waits for stats (SPEC §6), it would go out unranked."""
-        rt = self.runtime
-        for route in rt.catalog.routes.values():
-            ep = rt.endpoints.get(route.provider_id)
-            if ep is not None and ep.aggregator and rt.catalog.route_status(route)[0]:
-                self.aggregators.prior_tps(ep.kind, route.model_id, ep.root, ep.api_key)
-
-    def _prior_tps(self, cand: Candidate) -> float | None:
-        ep = cand.endpoint
-        if not ep.aggregator:
-            return None
-        return self.aggregators.prior_tps(ep.kind, cand.route.model_id, ep.root, ep.api_key)
-
-    def _prior_ttft(self, cand: Candidate) -> float | None:
-        ep = cand.endpoint
-        if not ep.aggregator:
-            return None
-        ms = self.aggregators.prior_ttft_ms(ep.kind, cand.route.model_id, ep.root, ep.api_key)
-        return ms / 1000.0 if ms is not None else None
+        return self.priors.inner_order(call, cand)
 
     def finish(self, call: Call, walker: Walker, routing: RoutingRecord | None = None) -> None:
         """The answer's terminal event was produced: adopt the route as the session's pin and record the

@@ -11,6 +11,7 @@ routing record back from the reply and explains what session affinity did.
     inject.py         `inject_order()` for the request body
     routing_record.py `find_routing()` → `RoutingRecord`; `ServedBy` per-session memory + affinity
     service.py        `AggregatorService`: the one object the gateway holds
+    priors.py         `CandidatePriors`: inner order and speed priors per candidate route
     cli_table.py      `render_rank()` for `modelpool rank`
 """
 

@@ -17,12 +17,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelpool.config.litellm_tables import (
+    ENV_PREFIX,
     FALLBACK_HOW,
+    FALLBACK_KEYS,
     FOREIGN_APIS,
     GENERIC_REASON,
+    INFO_KEYS,
     NON_CHAT_MODES,
+    PARAM_KEYS,
     PARAM_REASON,
     PREFIXES,
+    ROUTER_KEYS,
     STRATEGIES,
     UNMAPPED_REASONS,
     Prefix,
@@ -30,21 +35,6 @@ from modelpool.config.litellm_tables import (
     model_info,
     split_model,
 )
-
-_ENV_PREFIX = "os.environ/"
-_ROUTER_KEYS = {"routing_strategy", "num_retries", "timeout", "stream_timeout", "cooldown_time"}
-_ROUTER_KEYS |= {
-    "retry_after",
-    "model_group_alias",
-    "redis_host",
-    "redis_port",
-    "redis_password",
-    "redis_url",
-}
-_FALLBACK_KEYS = ("fallbacks", "default_fallbacks", "context_window_fallbacks")
-_PARAM_KEYS = {"model", "api_base", "base_url", "api_key", "weight", "order", "api_version"}
-_PARAM_KEYS |= {"input_cost_per_token", "output_cost_per_token", "custom_llm_provider", "extra_headers"}
-_INFO_KEYS = {"mode", "max_input_tokens", "supports_vision", "supports_function_calling", "id", "base_model"}
 
 
 @dataclass
@@ -127,8 +117,8 @@ class _Converter:
 
     def value(self, v: Any) -> Any:
         """`os.environ/VAR` (LiteLLM's env reference) → `${VAR}` (modelpool's)."""
-        if isinstance(v, str) and v.startswith(_ENV_PREFIX):
-            var = v[len(_ENV_PREFIX) :]
+        if isinstance(v, str) and v.startswith(ENV_PREFIX):
+            var = v[len(ENV_PREFIX) :]
             self.result.env_vars.append(var)
             return f"${{{var}}}"
         return v
@@ -160,11 +150,11 @@ class _Converter:
         else:
             self._add_route(name, provider, model_id, info, where)
         self._deployment_hints(provider, params, where)
-        for key in sorted(params.keys() - _PARAM_KEYS):
+        for key in sorted(params.keys() - PARAM_KEYS):
             if key in ("rpm", "tpm") and self.metric == key:
                 continue  # used as the shuffle weight
             self.unmapped(f"{where}.litellm_params.{key}", UNMAPPED_REASONS.get(key, PARAM_REASON))
-        for key in sorted(info.keys() - _INFO_KEYS):
+        for key in sorted(info.keys() - INFO_KEYS):
             self.unmapped(f"{where}.model_info.{key}", GENERIC_REASON)
         for key in sorted(entry.keys() - {"model_name", "litellm_params", "model_info"}):
             self.unmapped(f"{where}.{key}", UNMAPPED_REASONS.get(key, GENERIC_REASON))
@@ -202,8 +192,8 @@ class _Converter:
     def _provider(self, pfx: Prefix, base: str, params: dict[str, Any], where: str) -> _Provider:
         key = params.get("api_key")
         auth: dict[str, str] = {}
-        if isinstance(key, str) and key.startswith(_ENV_PREFIX):
-            auth["api_key_env"] = key[len(_ENV_PREFIX) :]
+        if isinstance(key, str) and key.startswith(ENV_PREFIX):
+            auth["api_key_env"] = key[len(ENV_PREFIX) :]
             self.result.env_vars.append(auth["api_key_env"])
         elif isinstance(key, str) and key:
             auth["api_key"] = key
@@ -350,7 +340,7 @@ class _Converter:
         from modelpool.routing.fallback import family
 
         pairs: list[tuple[str, str]] = []
-        for key in _FALLBACK_KEYS:
+        for key in FALLBACK_KEYS:
             for section, where in ((router, "router_settings"), (settings, "litellm_settings")):
                 for src, dst in fallback_pairs(section.get(key), key):
                     pairs.append((src, dst))
@@ -388,8 +378,8 @@ class _Converter:
         for key in sorted(data.keys() - known_top):
             self.unmapped(key, UNMAPPED_REASONS.get(key, GENERIC_REASON))
         read = {
-            "router_settings": (router, _ROUTER_KEYS | set(_FALLBACK_KEYS)),
-            "litellm_settings": (settings, {*_FALLBACK_KEYS, "num_retries", "request_timeout"}),
+            "router_settings": (router, ROUTER_KEYS | set(FALLBACK_KEYS)),
+            "litellm_settings": (settings, {*FALLBACK_KEYS, "num_retries", "request_timeout"}),
         }
         for where, (section, consumed) in read.items():
             for key in sorted(section.keys() - consumed):

@@ -197,3 +197,20 @@ def fallback_pairs(value: Any, key: str) -> list[tuple[str, str]]:
             for src, dsts in item.items():
                 pairs += [(str(src), str(d)) for d in (dsts if isinstance(dsts, list) else [dsts])]
     return pairs
+
+
+# The keys the converter maps (anything else in these sections is reported as not mapped).
+ENV_PREFIX = "os.environ/"
+ROUTER_KEYS = {"routing_strategy", "num_retries", "timeout", "stream_timeout", "cooldown_time"}
+ROUTER_KEYS |= {
+    "retry_after",
+    "model_group_alias",
+    "redis_host",
+    "redis_port",
+    "redis_password",
+    "redis_url",
+}
+FALLBACK_KEYS = ("fallbacks", "default_fallbacks", "context_window_fallbacks")
+PARAM_KEYS = {"model", "api_base", "base_url", "api_key", "weight", "order", "api_version"}
+PARAM_KEYS |= {"input_cost_per_token", "output_cost_per_token", "custom_llm_provider", "extra_headers"}
+INFO_KEYS = {"mode", "max_input_tokens", "supports_vision", "supports_function_calling", "id", "base_model"}
