@@ -41,6 +41,7 @@ import orjson
 from harness import procs
 from harness.load import Target, new_session
 from harness.report import command_line, machine_info, machine_lines, md_table, now_utc, plain_table
+from harness.run import guarded_run
 from harness.stats import percentile
 
 MODEL = "deepseek/deepseek-v4.1-flash-1017"
@@ -382,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     children = procs.Children(workdir)
     doc: dict[str, Any] = {"date": now_utc(), "command": command_line(), "machine": machine_info()}
     nonce = uuid.uuid4().hex[:8]
-    try:
+    with guarded_run(children, workdir, args.keep_logs) as run:
         sim, sim_config = procs.start_sim(children, preset="demo")
         upstream = procs.provider_base_url(sim_config, args.provider)
         root = procs.provider_root_url(sim_config, args.provider)
@@ -429,15 +430,8 @@ def main(argv: list[str] | None = None) -> int:
         doc["wall_s"] = round(wall, 1)
         doc["gateway_log_errors"] = procs.log_errors(gateway)
         doc["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
-    except KeyboardInterrupt:
-        print("interrupted: stopping the children", file=sys.stderr)
-        return 130
-    except (RuntimeError, TimeoutError, OSError, KeyError, ValueError) as err:
-        print(f"benchmark failed: {err}", file=sys.stderr)
-        return 1
-    finally:
-        children.stop_all()
-        procs.cleanup_workdir(workdir, args.keep_logs)
+    if run.code is not None:
+        return run.code
     _output(doc, warm, calls, args)
     return 0
 

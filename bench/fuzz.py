@@ -33,6 +33,7 @@ import orjson
 
 from harness import procs
 from harness.report import command_line, machine_info, machine_lines, md_table, now_utc, plain_table
+from harness.run import guarded_run
 
 REPO = Path(__file__).resolve().parents[1]
 CLIENT_TEST = "tests/faults/test_bad_input.py::test_random_json_never_gets_a_5xx"
@@ -154,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     doc: dict[str, Any] = {"date": now_utc(), "command": command_line(), "machine": machine_info()}
     workdir = Path(tempfile.mkdtemp(prefix="modelpool-fuzz-"))
     children = procs.Children(workdir)
-    try:
+    fuzz_errors = (RuntimeError, TimeoutError, OSError)
+    with guarded_run(children, workdir, args.keep_logs, "fuzz run", errors=fuzz_errors) as run:
         _sim, sim_config = procs.start_sim(children)
         overrides = {
             "holidays": {"source": "bundled"}
@@ -164,15 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         doc["client"] = run_client_fuzz(gateway.url, args.client)
         print(f"admin API: schemathesis, {args.admin} examples per operation …", flush=True)
         doc["admin"] = run_admin_fuzz(gateway, args.admin, args.seed, workdir)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except (RuntimeError, TimeoutError, OSError) as err:
-        print(f"fuzz run failed: {err}", file=sys.stderr)
-        return 1
-    finally:
-        children.stop_all()
-        procs.cleanup_workdir(workdir, args.keep_logs)
+    if run.code is not None:
+        return run.code
     doc["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     doc["total_inputs"] = doc["client"]["inputs"] + doc["admin"]["inputs"]
     doc["passed"] = doc["client"]["passed"] and doc["admin"]["passed"]

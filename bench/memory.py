@@ -35,6 +35,7 @@ from harness import procs
 from harness.goals import Goal, check, goals_table
 from harness.load import Target, _has_token, closed_block, make_body, new_session, one_call
 from harness.report import command_line, machine_info, machine_lines, md_table, now_utc, plain_table
+from harness.run import guarded_run
 
 SLOW_MODEL = "slow"
 
@@ -225,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="modelpool-bench-"))
     children = procs.Children(workdir)
     doc: dict[str, Any] = {"date": now_utc(), "command": command_line(), "machine": machine_info()}
-    try:
+    with guarded_run(children, workdir, args.keep_logs) as run:
         sim, sim_config = procs.start_sim(children)
         gateway = procs.start_gateway(children, sim_config, "priority", providers=["alpha", "beta"])
         print(f"sim fleet pid {sim.pid}; gateway pid {gateway.pid} at {gateway.url}")
@@ -239,15 +240,8 @@ def main(argv: list[str] | None = None) -> int:
             doc["results"]["soak"] = _run_loop(run_soak(gateway, args))
             doc["gateway_log_errors"] += procs.log_errors(gateway)
         doc["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
-    except KeyboardInterrupt:
-        print("interrupted: stopping the children", file=sys.stderr)
-        return 130
-    except (RuntimeError, TimeoutError, OSError, KeyError, ValueError) as err:
-        print(f"benchmark failed: {err}", file=sys.stderr)
-        return 1
-    finally:
-        children.stop_all()
-        procs.cleanup_workdir(workdir, args.keep_logs)
+    if run.code is not None:
+        return run.code
     rows = goals(doc["results"], args.streams)
     doc["goals"] = [g.to_dict() for g in rows]
     _print(doc, args, rows)

@@ -34,6 +34,7 @@ from harness import procs
 from harness.goals import GOAL_SCENARIOS, goals_table, overhead_goals
 from harness.load import Sample, Target, closed_block, make_body, new_session, one_call, open_block
 from harness.report import command_line, machine_info, markdown_block, now_utc, scenario_table
+from harness.run import guarded_run
 from harness.stats import Summary, Tally, comparisons, deltas
 
 STRATEGIES = [
@@ -322,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="modelpool-bench-"))
     children = procs.Children(workdir)
     doc: dict[str, Any] = {"date": now_utc(), "command": command_line(), "machine": machine_info()}
-    try:
+    with guarded_run(children, workdir, args.keep_logs) as run:
         sim, sim_config = procs.start_sim(children)
         upstream = procs.provider_base_url(sim_config, args.upstream)
         # OpenAI routes only: a pool with an Anthropic route in its plan takes the translating relay even
@@ -367,15 +368,8 @@ def main(argv: list[str] | None = None) -> int:
             doc["rss_series"] = sampler.stop()
         doc["gateway_log_errors"] = procs.log_errors(gateway)
         doc["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
-    except KeyboardInterrupt:
-        print("interrupted: stopping the children", file=sys.stderr)
-        return 130
-    except (RuntimeError, TimeoutError, OSError, KeyError, ValueError) as err:
-        print(f"benchmark failed: {err}", file=sys.stderr)
-        return 1
-    finally:
-        children.stop_all()
-        procs.cleanup_workdir(workdir, args.keep_logs)
+    if run.code is not None:
+        return run.code
     _output(doc, results, args)
     return 0
 

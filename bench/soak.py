@@ -36,6 +36,7 @@ import orjson
 
 from harness import procs
 from harness.report import command_line, machine_info, machine_lines, md_table, now_utc, plain_table
+from harness.run import guarded_run
 from harness.soak_calls import DIALECTS, VERDICTS, Outcome, soak_call
 
 AGG_MODEL = "deepseek/deepseek-v4.1-flash-1017"  # the bench fleet's aggregator model
@@ -262,8 +263,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def gateway_overrides(sim_config: dict[str, Any], workdir: Path) -> dict[str, Any]:
     return {
         "state": {"backend": "sqlite", "path": str(workdir / "state.db")},
-        # Short timeouts: a stalled upstream is given up on in 2 s, so stalls cost little wall time.
-        "timeouts": {"connect": "2s", "first_byte": "2s", "idle": "2s", "response": "30s"},
+        # Short timeouts: a stalled upstream is given up on in 2 s, so stalls cost little wall time. A
+        # non-streamed answer silent before its headers is bounded by `response` only (the provider may be
+        # generating it): max_attempts × response must stay well inside the client's deadline (60 s).
+        "timeouts": {"connect": "2s", "first_byte": "2s", "idle": "2s", "response": "8s"},
         "pool": {"strategy": "round-robin", "sticky": True, "retry_backoff": "20ms", "cooldown": "2s"},
         "holidays": {"source": "bundled"},
     }
@@ -305,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     doc: dict[str, Any] = {"date": now_utc(), "command": command_line(), "machine": machine_info()}
     doc["settings"] = settings
-    try:
+    with guarded_run(children, workdir, args.keep_logs, "soak") as run:
         _sim, sim_config = procs.start_sim(children)
         overrides = gateway_overrides(sim_config, workdir)
         gateway = procs.start_gateway(children, sim_config, "round-robin", overrides=overrides)
@@ -321,15 +324,8 @@ def main(argv: list[str] | None = None) -> int:
         doc["gateway_log_errors"] = procs.log_errors(gateway)
         doc["summary"]["passed"] = doc["summary"]["passed"] and doc["gateway_log_errors"] == 0
         doc["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
-    except KeyboardInterrupt:
-        print("interrupted: stopping the children", file=sys.stderr)
-        return 130
-    except (RuntimeError, TimeoutError, OSError, KeyError, ValueError) as err:
-        print(f"soak failed: {err}", file=sys.stderr)
-        return 1
-    finally:
-        children.stop_all()
-        procs.cleanup_workdir(workdir, args.keep_logs)
+    if run.code is not None:
+        return run.code
     report(doc, args.markdown)
     if args.json:
         args.json.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
