@@ -201,3 +201,31 @@ def test_a_route_that_starts_resting_during_a_walk_is_passed_over_at_switch_time
             "gamma/m1",
         ]
     assert len(ft.calls("beta")) == 1
+
+
+@pytest.mark.parametrize("ingress", ["openai", "anthropic"])
+def test_a_non_streamed_body_that_stalls_after_its_headers_is_a_stall_not_a_long_wait(
+    fleet: FleetThread, ingress: str
+) -> None:
+    """Generating a non-streamed answer happens before the headers (bounded by `response`); once they
+    arrived the body must flow. A body stalled mid-way fails the attempt as an `idle` stall and the walk
+    moves on — it used to hold the call for the whole `response` timeout, then fail as a timeout."""
+    fleet.set_faults("alpha", [Fault("stall", after_tokens=3, headers=True)])
+    cfg = config(fleet, retries_per_route=0)
+    cfg["timeouts"] = {"idle": "300ms", "response": "20s"}
+    with GatewayServer(cfg) as gw:
+        if ingress == "openai":
+            reply = ask(gw)
+            served, text = reply.served_by, reply.text
+        else:
+            import anthropic
+
+            sdk = anthropic.Anthropic(base_url=gw.url, api_key="x", max_retries=0)
+            raw = sdk.messages.with_raw_response.create(
+                model=MODEL, max_tokens=64, messages=[{"role": "user", "content": MESSAGES[-1]["content"]}]
+            )
+            served, text = raw.headers["x-modelpool-route"], raw.parse().content[0].text  # type: ignore[union-attr]
+        assert served == "beta/m1" and text == expected_text("beta", MODEL, 6)
+        alpha = route_row(gw, "alpha/m1")
+        assert alpha["last_error_kind"] == "network"
+        assert "stall: no upstream data for 0.3 s" in alpha["last_error"]

@@ -144,6 +144,16 @@ async def send_body(
         await asyncio.sleep(fault.delay * max(0, tokens - fault.after_tokens))
     if fault is not None and kind in ("cut", "malformed", "error_event") and fault.delay > 0:
         await asyncio.sleep(fault.delay)
+    if kind == "stall" and fault is not None and (fault.headers or fault.after_tokens > 0):
+        # Headers and the first half of the body, then silence: a body that stops flowing mid-way.
+        resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+        resp.content_length = len(body)
+        await resp.prepare(request)
+        await resp.write(body[: len(body) // 2])
+        await stall(fault.delay)
+        await resp.write(body[len(body) // 2 :])
+        await resp.write_eof()
+        return resp
     if kind == "stall" and fault is not None:
         await stall(fault.delay)
     elif kind == "cut":

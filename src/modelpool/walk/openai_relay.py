@@ -23,7 +23,7 @@ from modelpool.protocols.effort import nearest_effort, write_effort
 from modelpool.protocols.sse import SSEParser
 from modelpool.routing.call import Call, Candidate
 from modelpool.upstream.client import AttemptFailure, UpstreamClient
-from modelpool.walk.streaming import UpstreamReads, drain, in_stream_failure_kind, stream_result
+from modelpool.walk.streaming import UpstreamReads, drain, in_stream_failure_kind, read_body, stream_result
 from modelpool.walk.walker import AttemptResult, CommittedFailure, WalkState
 
 Emit = Callable[[bytes], Awaitable[None]]
@@ -244,7 +244,7 @@ class OpenAIOnceRelay:
                     upstream_body(self.call, cand, self._order),
                 )
                 try:
-                    body = await resp.read()
+                    body = await read_body(resp, self.client.timeouts.idle)
                 finally:
                     resp.close()
         except TimeoutError:

@@ -109,6 +109,21 @@ class UpstreamReads:
         self._task.cancel()
 
 
+async def read_body(resp: aiohttp.ClientResponse, idle: float) -> bytes:
+    """A non-streamed answer's body once its headers arrived. The wait for the headers (the provider
+    generating the answer) is bounded by `response` only; after them the body flows, so a gap longer than
+    `idle` between two reads is a stall (`network`) — without this a body stalled mid-way held the call
+    for the whole `response` timeout (found by the soak: two such attempts outlived the client's deadline)."""
+    reads = UpstreamReads(resp.content, 0.0, idle)
+    parts: list[bytes] = []
+    try:
+        while chunk := await reads.read(before_first=False):
+            parts.append(chunk)
+    finally:
+        reads.close()
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
 async def drain(resp: aiohttp.ClientResponse) -> None:
     """After the terminator, read the (usually empty) rest of the body so the connection goes back to the
     pool. Closing instead would throw the connection away whenever the chunked-encoding end marker had not

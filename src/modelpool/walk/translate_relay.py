@@ -32,7 +32,7 @@ from modelpool.protocols.translate_stream import StreamTranslator, UpstreamStrea
 from modelpool.routing.call import Call, Candidate
 from modelpool.upstream.client import AttemptFailure, UpstreamClient
 from modelpool.walk.openai_relay import SSE_HEADERS, Emit, Order, Start, encode_request, upstream_headers
-from modelpool.walk.streaming import UpstreamReads, drain, in_stream_failure_kind, stream_result
+from modelpool.walk.streaming import UpstreamReads, drain, in_stream_failure_kind, read_body, stream_result
 from modelpool.walk.walker import AttemptResult, CommittedFailure, WalkState
 
 _TRANSLATE: dict[tuple[str, str], Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -229,7 +229,7 @@ class TranslatingOnceRelay:
             async with asyncio.timeout(self.client.timeouts.response):
                 resp = await self.client.post(url, upstream_headers(self.call, cand), body)
                 try:
-                    raw = await resp.read()
+                    raw = await read_body(resp, self.client.timeouts.idle)
                 finally:
                     resp.close()
         except TimeoutError:
