@@ -125,6 +125,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="scenarios LiteLLM takes part in ('all' for every one; it takes ~20 ms a call)",
     )
     ap.add_argument(
+        "--with-floor",
+        action="store_true",
+        help="add a bare 40-line relay (harness/floor_relay.py): the server stack's own cost, no gateway",
+    )
+    ap.add_argument(
         "--variant",
         action="append",
         default=[],
@@ -253,7 +258,8 @@ def scenario_targets(targets: list[Target], sc: Scenario, args: argparse.Namespa
     for t in targets:
         if t.name == "litellm" and (sc.dialect != "openai" or not ("all" in wanted or sc.name in wanted)):
             continue
-        if t.server is not None and t.name != "litellm" and sc.dialect == "anthropic":
+        # The floor relay forwards bytes only: it keeps the OpenAI body, like the direct baseline.
+        if t.server is not None and t.name not in ("litellm", "floor") and sc.dialect == "anthropic":
             t = Target(
                 t.name, t.url.replace("/v1/chat/completions", "/v1/messages"), t.server, dialect="anthropic"
             )
@@ -345,6 +351,10 @@ def main(argv: list[str] | None = None) -> int:
             )  # fmt: skip
             targets.append(Target(name, f"{gw.url}/v1/chat/completions", gw))
             print(f"variant {name} ({assignments}) pid {gw.pid} at {gw.url}")
+        if args.with_floor:
+            floor = procs.start_floor(children, f"{upstream}/chat/completions")
+            targets.append(Target("floor", f"{floor.url}/v1/chat/completions", floor))
+            print(f"floor relay pid {floor.pid} at {floor.url}")
         doc["litellm"] = _maybe_litellm(children, args, upstream, targets)
         doc["settings"] = {
             "model": args.model,

@@ -340,6 +340,16 @@ def start_gateway(
     return child
 
 
+def start_floor(children: Children, upstream_chat_url: str) -> Child:
+    """The bare relay of `floor_relay.py`: what uvicorn + aiohttp cost with no gateway logic at all."""
+    port = free_port()
+    script = Path(__file__).with_name("floor_relay.py")
+    child = children.spawn("floor", [sys.executable, str(script), upstream_chat_url, str(port)])
+    child.url = f"http://127.0.0.1:{port}"
+    wait_until("the floor relay", child, lambda: http_ok(f"{child.url}/readyz"), 30)
+    return child
+
+
 # ---- LiteLLM (optional) -------------------------------------------------------------------------------
 
 

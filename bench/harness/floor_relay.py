@@ -1,0 +1,57 @@
+"""The floor: the least a Python relay on this stack can do (uvicorn + uvloop + httptools, aiohttp, orjson).
+
+Raw ASGI, one upstream, no routing, no inspection, no failover: the request body is forwarded, the
+response's bytes go back as they arrive. `overhead.py --with-floor` runs it as one more target, so every
+run shows which part of the gateway's added latency is the server stack itself and which part is ours.
+
+    python bench/harness/floor_relay.py UPSTREAM_CHAT_URL PORT
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import aiohttp
+import uvicorn
+
+UPSTREAM = sys.argv[1] if len(sys.argv) > 1 else ""
+_session: aiohttp.ClientSession | None = None
+
+
+async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    global _session
+    if scope["type"] == "lifespan":
+        while (await receive())["type"] != "lifespan.shutdown":
+            await send({"type": "lifespan.startup.complete"})
+        await send({"type": "lifespan.shutdown.complete"})
+        return
+    if scope["path"] == "/readyz":
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+        return
+    body = b""
+    more = True
+    while more:
+        message = await receive()
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+    if _session is None:
+        _session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+    async with _session.post(UPSTREAM, data=body, headers={"content-type": "application/json"}) as resp:
+        ctype = resp.headers.get("content-type", "application/json")
+        headers = [(b"content-type", ctype.encode())]
+        if not ctype.startswith("text/event-stream"):
+            data = await resp.read()
+            headers.append((b"content-length", str(len(data)).encode()))
+            await send({"type": "http.response.start", "status": resp.status, "headers": headers})
+            await send({"type": "http.response.body", "body": data})
+            return
+        await send({"type": "http.response.start", "status": resp.status, "headers": headers})
+        while chunk := await resp.content.readany():
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+    await send({"type": "http.response.body", "body": b""})
+
+
+if __name__ == "__main__":
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning", access_log=False)
