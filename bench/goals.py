@@ -48,6 +48,7 @@ def plan_runs(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
         "300",
         "--json",
         str(out / "overhead.json"),
+        "--with-floor",  # the bare relay: what the server stack alone costs, in the same run
     ]
     memory = ["memory.py", "--duration", f"{args.soak:g}", "--json", str(out / "memory.json")]
     startup = ["startup.py", "--json", str(out / "startup.json")]

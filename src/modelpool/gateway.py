@@ -76,11 +76,11 @@ class Gateway:
         self.health = HealthRegistry(
             lambda: self.runtime.config.pool,
             clock=clock,
-            persist=self._persist_health,
+            persist=self._persist_health if self.state.durable else None,
             forget=lambda key: self.state.delete("health", key),
         )
         self.pins = PinStore(
-            persist=lambda key, value: self.state.put("pins", key, value),
+            persist=(lambda key, value: self.state.put("pins", key, value)) if self.state.durable else None,
             forget=lambda key: self.state.delete("pins", key),
         )
         self.aggregators = AggregatorService(

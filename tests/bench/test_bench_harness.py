@@ -85,12 +85,14 @@ def _run(script: str, *args: str, tmp_path: Path) -> dict:
 def test_overhead_reports_every_scenario_target_and_column(tmp_path: Path) -> None:
     scenarios = "seq,c2:stream@m200,seq:stream:anthropic,r50"
     doc = _run(
-        "overhead.py", "--scenarios", scenarios, "--requests", "12", "--warmup", "2", tmp_path=tmp_path
-    )
+        "overhead.py", "--scenarios", scenarios, "--requests", "12", "--warmup", "2", "--with-floor",
+        tmp_path=tmp_path,
+    )  # fmt: skip
     by = {s["name"]: s for s in doc["scenarios"]}
     assert list(by) == scenarios.split(",")
     for res in by.values():
-        assert set(res["summaries"]) == {"direct", "modelpool"}
+        # The floor relay forwards the OpenAI body even in the translated scenario, like the direct call.
+        assert set(res["summaries"]) == {"direct", "modelpool", "floor"}
         assert all(s["errors"] == 0 and s["calls"] == 12 for s in res["summaries"].values())
         assert {(d["target"], d["metric"]) for d in res["added"]} >= {("modelpool", "total")}
     burst = by["c2:stream@m200"]["summaries"]["modelpool"]
@@ -101,6 +103,7 @@ def test_overhead_reports_every_scenario_target_and_column(tmp_path: Path) -> No
         "sequential non-stream: added p50 over direct",
         "sequential non-stream: added p99 over direct",
     ]
+    assert doc["goals"][0]["note"].startswith("floor relay +")  # the stack's own share, same run
 
 
 @pytest.mark.timeout(180)

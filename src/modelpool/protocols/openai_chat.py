@@ -18,6 +18,21 @@ from modelpool.protocols.errors import ClientError, WalkFailed
 NOT_FINAL_MARKERS = (b'"finish_reason":null', b'"finish_reason": null')
 
 
+def only_plain_chunks(data: bytes) -> bool:
+    """Whether one upstream read is whole `\n\n`-framed events that are each a non-final chunk: one
+    compact `"finish_reason":null` per event, no error, no `\r` framing. After the commit point such a
+    read is relayed as it came, without splitting it into events or parsing any JSON (the usual read
+    of a stream at model speed: one token per read). Anything else takes the event-by-event path."""
+    events = data.count(b"\n\n")
+    return (
+        events > 0
+        and data.endswith(b"\n\n")
+        and data.count(NOT_FINAL_MARKERS[0]) == events
+        and b"\r" not in data
+        and b'"error"' not in data
+    )
+
+
 def decode_body(body: bytes) -> Any:
     """The request body as JSON; invalid JSON (or UTF-8) is the client's 400, in every dialect."""
     try:

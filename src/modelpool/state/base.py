@@ -28,6 +28,9 @@ class StateBackend(ABC):
 
     name: str = "abstract"
     shared: bool = False  # True when other processes share this state (redis): see `set_listener`
+    # False when nothing written can ever be read back (memory: loaded once at start, empty): the gateway
+    # then skips encoding a health record and a pin on every call.
+    durable: bool = True
 
     async def start(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Open connections and start background work. Idempotent."""

@@ -9,6 +9,7 @@ from modelpool.state.base import StateBackend, decode, encode
 
 class MemoryBackend(StateBackend):
     name = "memory"
+    durable = False
 
     def __init__(self) -> None:
         # Values are stored as JSON text so a caller mutating its dict later cannot change the stored

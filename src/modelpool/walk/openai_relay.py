@@ -101,9 +101,11 @@ class OpenAIStreamRelay:
         self.started = False  # response headers sent
         self.committed = False  # answer content sent: no retry, no switch from here on
         self.usage: Any = None
+        self._aggregator = False  # the current attempt's route writes routing records
 
     async def attempt(self, cand: Candidate) -> AttemptResult:
         t0 = time.monotonic()
+        self._aggregator = cand.endpoint.aggregator
         resp = await self._open(cand)
         try:
             result = await self._relay(resp, t0)
@@ -144,6 +146,9 @@ class OpenAIStreamRelay:
         try:
             while True:
                 data = await reads.read(before_first=first_at is None)
+                if self.committed and not parser.pending and oc.only_plain_chunks(data):
+                    await self._emit(data)  # whole non-final chunks after the commit point: as they came
+                    continue
                 for ev in parser.feed(data) if data else parser.close():
                     if ev.is_done:
                         await self._finish(held, tail, out)
@@ -200,7 +205,8 @@ class OpenAIStreamRelay:
         for i, info in enumerate(tail):
             if info.usage:
                 self.usage = info.usage
-            self.routing = find_routing(info.obj) or self.routing  # read only: the bytes stay as sent
+            if self._aggregator:  # read only: the bytes stay as sent
+                self.routing = find_routing(info.obj) or self.routing
             if i == len(tail) - 1:
                 out.append(oc.with_metadata(info.obj, self.state.metadata()))
             else:
@@ -256,7 +262,8 @@ class OpenAIOnceRelay:
             raise self._bad_body(obj, body)
         self.body = body
         self.obj = obj
-        self.routing = find_routing(obj)
+        # Only aggregators write routing records: a direct provider's body is not searched for one.
+        self.routing = find_routing(obj) if cand.endpoint.aggregator else None
         elapsed = time.monotonic() - t0
         tokens = (obj.get("usage") or {}).get("completion_tokens") if isinstance(obj, dict) else None
         tps = tokens / elapsed if isinstance(tokens, int) and tokens > 1 and elapsed > 0 else None

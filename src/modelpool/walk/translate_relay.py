@@ -248,7 +248,7 @@ class TranslatingOnceRelay:
             translate_body(obj, self.upstream, self.call.ingress, model=self.call.requested_model)
         except MalformedUpstreamBody as exc:
             raise AttemptFailure(FailureKind.SERVER, str(exc)) from None
-        self.routing = find_routing(obj)
+        self.routing = find_routing(obj) if cand.endpoint.aggregator else None
         usage = obj.get("usage") if isinstance(obj, dict) else None
         tokens = (usage or {}).get("completion_tokens") or (usage or {}).get("output_tokens")
         elapsed = time.monotonic() - t0
