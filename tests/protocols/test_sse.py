@@ -80,3 +80,52 @@ def test_any_split_gives_the_same_events(cuts: list[int], newline: bytes) -> Non
         prev = point
     chunks.append(data[prev:])
     assert parse_all(chunks) == EXPECTED
+
+
+# ---- the relay's whole-read fast path (openai_chat.only_plain_chunks) --------------------------------
+
+_PLAIN = b'data: {"choices":[{"delta":{"content":"hi"},"finish_reason":null}]}\n\n'
+_EVENTS = [
+    _PLAIN,
+    b'data: {"choices":[{"delta":{"content":"a"},"finish_reason":null},'
+    b'{"delta":{},"finish_reason":null}]}\n\n',  # two choices: two markers in one event
+    b'data: {"choices":[{"delta":{},"finish_reason":"stop"}]}\n\n',
+    b'data: {"choices":[],"usage":{"completion_tokens":3}}\n\n',
+    b"data: [DONE]\n\n",
+    b'data: {"error":{"message":"boom"}}\n\n',
+    b": keep-alive\n\n",
+    b"\n\n",
+    b'data: {"choices":[{"delta":{"content":"x"},"finish_reason":null}]}\r\n\r\n',
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_EVENTS), min_size=1, max_size=6), st.integers(0, 40))
+def test_a_read_relayed_whole_is_what_the_event_path_would_relay(events: list[bytes], cut: int) -> None:
+    """A read takes the fast path only if the event-by-event path would have forwarded every one of its
+    events unchanged and in order: whole events, each with the not-final marker, no [DONE], no error."""
+    from modelpool.protocols import openai_chat as oc
+
+    data = b"".join(events)
+    if cut:
+        data = data[:-cut]  # a read that ends mid-event
+    if not oc.only_plain_chunks(data):
+        return
+    parser = SSEParser()
+    parsed = parser.feed(data)
+    assert parser.pending == b""
+    assert b"".join(ev.raw for ev in parsed) == data
+    for ev in parsed:
+        assert not ev.is_done
+        assert any(m in ev.data for m in oc.NOT_FINAL_MARKERS)
+        assert b'"error"' not in ev.data
+
+
+def test_plain_chunk_reads() -> None:
+    from modelpool.protocols import openai_chat as oc
+
+    assert oc.only_plain_chunks(_PLAIN) and oc.only_plain_chunks(_PLAIN * 3)
+    for other in _EVENTS[2:]:
+        assert not oc.only_plain_chunks(other) and not oc.only_plain_chunks(_PLAIN + other)
+    assert not oc.only_plain_chunks(_PLAIN[:-1])  # an event cut mid-way
+    assert not oc.only_plain_chunks(b"")

@@ -19,18 +19,21 @@ NOT_FINAL_MARKERS = (b'"finish_reason":null', b'"finish_reason": null')
 
 
 def only_plain_chunks(data: bytes) -> bool:
-    """Whether one upstream read is whole `\n\n`-framed events that are each a non-final chunk: one
-    compact `"finish_reason":null` per event, no error, no `\r` framing. After the commit point such a
-    read is relayed as it came, without splitting it into events or parsing any JSON (the usual read
-    of a stream at model speed: one token per read). Anything else takes the event-by-event path."""
-    events = data.count(b"\n\n")
-    return (
-        events > 0
-        and data.endswith(b"\n\n")
-        and data.count(NOT_FINAL_MARKERS[0]) == events
-        and b"\r" not in data
-        and b'"error"' not in data
-    )
+    """Whether one upstream read is whole `\n\n`-framed events that each carry the compact
+    `"finish_reason":null` marker (the relay's rule for a chunk that is neither final nor usage), with no
+    error and no `\r` framing. After the commit point such a read is relayed as it came, without
+    splitting it into events or parsing any JSON: the usual read of a stream at model speed (one token
+    per read). Anything else takes the event-by-event path."""
+    if not data.endswith(b"\n\n") or b"\r" in data or b'"error"' in data:
+        return False
+    marker = NOT_FINAL_MARKERS[0]
+    start, size = 0, len(data)
+    while start < size:
+        end = data.find(b"\n\n", start)
+        if data.find(marker, start, end) < 0:
+            return False  # [DONE], a final or usage chunk, a blank line: the slow path decides
+        start = end + 2
+    return True
 
 
 def decode_body(body: bytes) -> Any:
