@@ -12,11 +12,11 @@ import time
 from collections.abc import Callable, Sequence
 
 from modelpool.catalog.model import Pool, Route
-from modelpool.routing.call import Call, Candidate, Plan
+from modelpool.routing.call import Call, Candidate, Notes, Plan
 from modelpool.routing.fallback import fallback_candidates
 from modelpool.routing.narrowing import demote, narrow_for_images
 from modelpool.routing.sticky import PinStore
-from modelpool.routing.strategies import STRATEGIES, Measurements, StrategyInput
+from modelpool.routing.strategies import STRATEGIES, Measurements, StrategyInput, Why, why_text
 from modelpool.runtime import Runtime
 
 HARD_CEILING = 8  # routes one call may try, whatever the config says (rotator seed)
@@ -54,43 +54,52 @@ class Planner:
             return self._forced(rt, call)
         base, skipped = self._base(rt, call.pool, now)
         eligible = narrow_for_images(call, base, skipped)
-        strategy = pool_cfg.strategy
         # A call its sticky pin will serve does not use the strategy's pick, so it must not move the
         # round-robin cursor: the rotation spreads conversations, and the next one starts on the next route.
         advance = not self._pin_holds(rt, call, eligible, now)
-        candidates = self._order(rt, call, eligible, now, advance)
-        candidates = self._sticky(rt, call, candidates, now)
+        order, whys = self._rank(rt, call, eligible, now, advance)
+        notes = Notes()
+        order = self._sticky(rt, call, self._reorder(call, order, notes, now), notes, now)
         limit = 1 if (not pool_cfg.fallback or call.purpose) else pool_cfg.max_attempts
-        if len(candidates) > limit:
+        if len(order) > limit:
             why = f"beyond max_attempts={limit}" if pool_cfg.fallback else "fallback off"
-            skipped.extend((c.key, why) for c in candidates[limit:])
-            candidates = candidates[:limit]
+            skipped.extend((c.key, why) for c in order[limit:])
+            order = order[:limit]
+        # Only now, for the few routes the plan keeps, the candidates of this call and their reason texts.
+        candidates = [c.with_reasons(why_text(whys[c.key]), *notes.get(c.key, ())) for c in order]
         if pool_cfg.model_fallback != "off" and pool_cfg.fallback and not call.purpose:
             room = HARD_CEILING - len(candidates)
             candidates += fallback_candidates(self, rt, call, pool_cfg.model_fallback, room, now)
-        return Plan(candidates, skipped, strategy)
+        return Plan(candidates, skipped, pool_cfg.strategy)
 
-    def _order(
-        self, rt: Runtime, call: Call, eligible: list[Candidate], now: float, advance: bool = True
-    ) -> list[Candidate]:
-        """Steps 5–6 (the base order of step 4 is already applied), operator pin head, health gate."""
+    def _rank(
+        self, rt: Runtime, call: Call, eligible: Sequence[Candidate], now: float, advance: bool
+    ) -> tuple[Sequence[Candidate], dict[str, Why]]:
+        """Step 5 (the base order of step 4 is already applied): the strategy's order, and the reason of
+        each candidate's place by route key."""
         inp = self._strategy_input(rt, call, now, advance)
         ordered = STRATEGIES[rt.config.pool.strategy](eligible, inp)
-        candidates = []
-        for c, why in ordered:
-            c.reasons.append(why)
-            candidates.append(c)
-        head = self.pins.operator(call.pool.id)
-        for i, c in enumerate(candidates):
-            if c.key == head:
-                # The operator's pin heads the order whatever the strategy says; the ranking decides the tail.
-                c.reasons.append("pinned head (modelpool pin)")
-                candidates = [c, *candidates[:i], *candidates[i + 1 :]]
-                break
-        # Demotions are applied after the strategy so no strategy can pull a demoted route forward.
-        return self._health_gate(demote(call, candidates), now)
+        return [c for c, _ in ordered], {c.key: why for c, why in ordered}
 
-    def _sticky(self, rt: Runtime, call: Call, cands: list[Candidate], now: float) -> list[Candidate]:
+    def _reorder(
+        self, call: Call, order: Sequence[Candidate], notes: Notes, now: float
+    ) -> Sequence[Candidate]:
+        """After the strategy: operator pin head, demotions, health gate."""
+        head = self.pins.operator(call.pool.id)
+        if head is not None:
+            for i, c in enumerate(order):
+                if c.key == head:
+                    # The operator's pin heads the order whatever the strategy says; the ranking decides
+                    # the tail.
+                    notes.add(c.key, "pinned head (modelpool pin)")
+                    order = [c, *order[:i], *order[i + 1 :]]
+                    break
+        # Demotions are applied after the strategy so no strategy can pull a demoted route forward.
+        return self._health_gate(demote(call, order, notes), notes, now)
+
+    def _sticky(
+        self, rt: Runtime, call: Call, cands: Sequence[Candidate], notes: Notes, now: float
+    ) -> Sequence[Candidate]:
         """Step 7: the session's pinned route goes first while it is a healthy candidate."""
         if not rt.config.pool.sticky or call.session_id is None or call.purpose:
             return cands
@@ -102,13 +111,13 @@ class Planner:
                 continue
             if self._is_resting(c.key, now):
                 self.pins.drop(call.session_id, call.pool.id)  # unhealthy: the strategy decides again
-                c.reasons.append("sticky pin dropped: route resting")
+                notes.add(c.key, "sticky pin dropped: route resting")
                 return cands
-            c.reasons.append("sticky: this conversation's route")
+            notes.add(c.key, "sticky: this conversation's route")
             return [c, *cands[:i], *cands[i + 1 :]]
         return cands
 
-    def _pin_holds(self, rt: Runtime, call: Call, eligible: list[Candidate], now: float) -> bool:
+    def _pin_holds(self, rt: Runtime, call: Call, eligible: Sequence[Candidate], now: float) -> bool:
         """Whether step 7 will put the session's pinned route first (same conditions as `_sticky`)."""
         if not rt.config.pool.sticky or call.session_id is None or call.purpose:
             return False
@@ -136,20 +145,22 @@ class Planner:
             eligible.append(Candidate(route, endpoint))
         return eligible, skipped
 
-    def _base(self, rt: Runtime, pool: Pool, now: float) -> tuple[list[Candidate], list[tuple[str, str]]]:
-        """Steps 1 and 4 as fresh candidates. Both depend only on the config snapshot and the order in
-        force (which the period may switch), so the work is memoised on the (immutable) runtime per
-        order and each call only copies it."""
+    def _base(
+        self, rt: Runtime, pool: Pool, now: float
+    ) -> tuple[tuple[Candidate, ...], list[tuple[str, str]]]:
+        """Steps 1 and 4. Both depend only on the config snapshot and the order in force (which the period
+        may switch), so the work is memoised on the (immutable) runtime per order. The candidates are
+        shared by every call and must never change: a call's own reasons go to copies (`with_reasons`),
+        made only for the routes its plan keeps."""
         order, source = rt.provider_order(now)
         memo_key = (pool.id, tuple(order), source)
         cached = rt.memo.get(memo_key)
         if cached is None:
-            eligible, skipped = self._eligible(rt, pool.routes)
-            ordered = self._base_order(order, source, eligible)
-            cached = ([(c.route, c.endpoint, tuple(c.reasons)) for c in ordered], skipped)
+            eligible, ineligible = self._eligible(rt, pool.routes)
+            cached = (tuple(self._base_order(order, source, eligible)), tuple(ineligible))
             rt.memo[memo_key] = cached
-        rows, skipped = cached
-        return [Candidate(r, e, list(why)) for r, e, why in rows], list(skipped)
+        base, skipped = cached
+        return base, list(skipped)
 
     @staticmethod
     def _base_order(order: list[str], source: str, cands: list[Candidate]) -> list[Candidate]:
@@ -196,7 +207,7 @@ class Planner:
     def _peek_cursor(self, pool_id: str) -> int:
         return self._cursors.get(pool_id, 0)
 
-    def _health_gate(self, cands: list[Candidate], now: float) -> list[Candidate]:
+    def _health_gate(self, cands: Sequence[Candidate], notes: Notes, now: float) -> Sequence[Candidate]:
         """Resting routes go behind the others; if all rest, all are tried in strategy order."""
         if self._any_resting is not None and not self._any_resting(now):
             return cands  # nothing rests anywhere: no per-route pass at all
@@ -207,8 +218,7 @@ class Planner:
         resting: list[Candidate] = []
         for c in cands:
             (resting if is_resting(c.key, now) else healthy).append(c)
+        why = "resting: moved behind healthy routes" if healthy else "all resting: tried anyway"
         for c in resting:
-            c.reasons.append(
-                "resting: moved behind healthy routes" if healthy else "all resting: tried anyway"
-            )
+            notes.add(c.key, why)
         return healthy + resting

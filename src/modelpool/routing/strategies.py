@@ -2,6 +2,10 @@
 
 Every strategy is stable: Python's sort keeps equal keys in base order, so ties are settled by the
 provider priority (or the period's order) exactly as the seed requires.
+
+Each candidate comes with the reason of its position as a `Why`: the text, or a format and its number.
+Most of a pool's candidates fall beyond `max_attempts` and the plan reports only their key, so the planner
+formats the text (`why_text`) only for the candidates it keeps.
 """
 
 from __future__ import annotations
@@ -39,7 +43,12 @@ class StrategyInput:
     rng: random.Random
 
 
-Ordered = list[tuple[Candidate, str]]  # candidate and the reason of its position
+Why = str | tuple[str, float]  # a reason, or a `str.format` pattern and its one argument
+Ordered = list[tuple[Candidate, Why]]  # candidate and the reason of its position
+
+
+def why_text(why: Why) -> str:
+    return why if isinstance(why, str) else why[0].format(why[1])
 
 
 def priority(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
@@ -70,7 +79,7 @@ def weighted_random(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
                 break
         c, w = remaining.pop(chosen)
         total -= w
-        out.append((c, f"drawn by weight {w:g}"))
+        out.append((c, ("drawn by weight {:g}", w)))
         if w <= 0:  # float edge: only zero weights were left
             total = 0.0
     out.extend((c, "weight 0: base order") for c, _ in remaining)
@@ -80,22 +89,22 @@ def weighted_random(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
 def least_used(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
     served = {c.key: inp.measurements.served(c.key) for c in cands}
     ordered = sorted(cands, key=lambda c: served[c.key])
-    return [(c, f"served {served[c.key]} calls") for c in ordered]
+    return [(c, ("served {} calls", served[c.key])) for c in ordered]
 
 
 def fastest(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
     # Measured routes rank by EWMA time-to-first-chunk; a route with published stats (an aggregator's best
     # inner provider) uses its published TTFT as a prior in the same unit; a route with neither is probed
     # first (its first call is the measurement).
-    keyed: list[tuple[tuple[int, float], Candidate, str]] = []
+    keyed: list[tuple[tuple[int, float], Candidate, Why]] = []
     for c in cands:
         ttft = inp.measurements.ewma_ttft(c.key)
         if ttft is not None:
-            keyed.append(((1, ttft), c, f"EWMA TTFT {ttft * 1000:.0f} ms"))
+            keyed.append(((1, ttft), c, ("EWMA TTFT {:.0f} ms", ttft * 1000)))
             continue
         prior = inp.prior_ttft(c)
         if prior is not None:
-            keyed.append(((1, prior), c, f"published TTFT {prior * 1000:.0f} ms"))
+            keyed.append(((1, prior), c, ("published TTFT {:.0f} ms", prior * 1000)))
         else:
             keyed.append(((0, 0.0), c, "unmeasured: probe"))
     keyed.sort(key=lambda t: t[0])
@@ -105,7 +114,9 @@ def fastest(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
 def cheapest(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
     costs = {c.key: inp.cost(c) for c in cands}
     ordered = sorted(cands, key=lambda c: (costs[c.key] is None, costs[c.key] or 0.0))
-    return [(c, f"cost {costs[c.key]:g}" if costs[c.key] is not None else "no cost hint") for c in ordered]
+    return [
+        (c, ("cost {:g}", cost) if (cost := costs[c.key]) is not None else "no cost hint") for c in ordered
+    ]
 
 
 def throughput(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
@@ -115,7 +126,9 @@ def throughput(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
 
     speeds = {c.key: tps(c) for c in cands}
     ordered = sorted(cands, key=lambda c: (speeds[c.key] is None, -(speeds[c.key] or 0.0)))
-    return [(c, f"{speeds[c.key]:.0f} tok/s" if speeds[c.key] else "no throughput data") for c in ordered]
+    return [
+        (c, ("{:.0f} tok/s", speed) if (speed := speeds[c.key]) else "no throughput data") for c in ordered
+    ]
 
 
 def score(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
@@ -139,7 +152,7 @@ def score(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
 
     values = {c.key: value(c) for c in cands}
     ordered = sorted(cands, key=lambda c: -values[c.key])
-    return [(c, f"score {values[c.key]:.3f}") for c in ordered]
+    return [(c, ("score {:.3f}", values[c.key])) for c in ordered]
 
 
 def same_model_bonus(c: Candidate, requested: str) -> float:
