@@ -71,6 +71,9 @@ class HealthRegistry:
         # No route rests at or after this moment: the latest rest horizon ever set (a rest ended early by
         # a success leaves it high, which only costs the planner its per-route check until it passes).
         self._rests_end = 0.0
+        # Counts changes to any record: what is derived from the records (the planner's memoised
+        # rankings) stays valid while it is unchanged.
+        self.version = 0
 
     # -- reads -------------------------------------------------------------------------------------
 
@@ -177,6 +180,7 @@ class HealthRegistry:
         for key in keys:
             if self._routes.pop(key, None) is None:
                 continue
+            self.version += 1
             self._drop_persisted(key)
             self._notify(key, health_of(key, RouteRecord(), at))
 
@@ -198,6 +202,7 @@ class HealthRegistry:
             if route is None:
                 continue
             self._routes[key] = route
+            self.version += 1
             self._rests_end = max(self._rests_end, route.rest_until)
             restored += 1
             self._notify(key, health_of(key, route, at))
@@ -209,6 +214,7 @@ class HealthRegistry:
         Nothing is persisted back — the change came from the shared store."""
         if raw is None:
             if self._routes.pop(route_key, None) is not None:
+                self.version += 1
                 self._notify(route_key, health_of(route_key, RouteRecord(), self._now(None)))
             return
         try:
@@ -219,6 +225,7 @@ class HealthRegistry:
         route = self._route(route_key)
         for field in SHARED_FIELDS:
             setattr(route, field, getattr(incoming, field))
+        self.version += 1
         self._rests_end = max(self._rests_end, route.rest_until)
         if self._listeners:
             self._notify(route_key, health_of(route_key, route, self._now(None)))
@@ -298,6 +305,7 @@ class HealthRegistry:
         return route
 
     def _changed(self, route_key: str, route: RouteRecord, now: float) -> None:
+        self.version += 1
         if self._persist is not None:
             try:
                 self._persist(route_key, route.persistable())

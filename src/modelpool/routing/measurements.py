@@ -25,6 +25,9 @@ class RegistryMeasurements:
     def __init__(self, registry: HealthRegistry) -> None:
         self._reg = registry
 
+    def version(self) -> int:
+        return self._reg.version
+
     def ewma_ttft(self, route_key: str) -> float | None:
         rec = self._reg.record(route_key)
         return rec.ewma_ttft if rec is not None else None

@@ -9,14 +9,21 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from modelpool.catalog.model import Pool, Route
 from modelpool.routing.call import Call, Candidate, Notes, Plan
 from modelpool.routing.fallback import fallback_candidates
 from modelpool.routing.narrowing import demote, narrow_for_images
 from modelpool.routing.sticky import PinStore
-from modelpool.routing.strategies import STRATEGIES, Measurements, StrategyInput, Why, why_text
+from modelpool.routing.strategies import (
+    MEMOISABLE,
+    STRATEGIES,
+    Measurements,
+    StrategyInput,
+    Why,
+    why_text,
+)
 from modelpool.runtime import Runtime
 
 HARD_CEILING = 8  # routes one call may try, whatever the config says (rotator seed)
@@ -57,7 +64,7 @@ class Planner:
         # A call its sticky pin will serve does not use the strategy's pick, so it must not move the
         # round-robin cursor: the rotation spreads conversations, and the next one starts on the next route.
         advance = not self._pin_holds(rt, call, eligible, now)
-        order, whys = self._rank(rt, call, eligible, now, advance)
+        order, whys = self._rank(rt, call, eligible, now, advance, shared=eligible is base)
         notes = Notes()
         order = self._sticky(rt, call, self._reorder(call, order, notes, now), notes, now)
         limit = 1 if (not pool_cfg.fallback or call.purpose) else pool_cfg.max_attempts
@@ -73,13 +80,29 @@ class Planner:
         return Plan(candidates, skipped, pool_cfg.strategy)
 
     def _rank(
-        self, rt: Runtime, call: Call, eligible: Sequence[Candidate], now: float, advance: bool
-    ) -> tuple[Sequence[Candidate], dict[str, Why]]:
+        self, rt: Runtime, call: Call, eligible: Sequence[Candidate], now: float, advance: bool, shared: bool
+    ) -> tuple[Sequence[Candidate], Mapping[str, Why]]:
         """Step 5 (the base order of step 4 is already applied): the strategy's order, and the reason of
-        each candidate's place by route key."""
-        inp = self._strategy_input(rt, call, now, advance)
-        ordered = STRATEGIES[rt.config.pool.strategy](eligible, inp)
-        return [c for c, _ in ordered], {c.key: why for c, why in ordered}
+        each candidate's place by route key.
+
+        A memoisable strategy ranks the runtime's shared base candidates the same way until its inputs
+        change (the measurements, the period, the requested name), so its ranking is kept on the runtime:
+        the calls between two recorded results reuse it instead of ranking every route again."""
+        strategy = rt.config.pool.strategy
+        peak = strategy == "cheapest" and rt.policy().is_peak(now)  # cost hints per period
+        memoisable = shared and strategy in MEMOISABLE
+        if memoisable:
+            version = self._measurements.version() if MEMOISABLE[strategy] else 0
+            stamp = (version, peak, call.requested_model)
+            memo = rt.memo.get(("ranking", call.pool.id))
+            if memo is not None and memo[0] is eligible and memo[1] == stamp:
+                return memo[2], memo[3]
+        inp = self._strategy_input(rt, call, peak, advance)
+        ordered = STRATEGIES[strategy](eligible, inp)
+        order, whys = tuple(c for c, _ in ordered), {c.key: why for c, why in ordered}
+        if memoisable and not inp.priors_read:
+            rt.memo[("ranking", call.pool.id)] = (eligible, stamp, order, whys)
+        return order, whys
 
     def _reorder(
         self, call: Call, order: Sequence[Candidate], notes: Notes, now: float
@@ -174,14 +197,13 @@ class Planner:
         return ordered
 
     def _strategy_input(
-        self, rt: Runtime, call: Call, now: float | None = None, advance: bool = True
+        self, rt: Runtime, call: Call, peak: bool = False, advance: bool = True
     ) -> StrategyInput:
         pool_cfg = rt.config.pool
-        peak = pool_cfg.strategy == "cheapest" and rt.policy().is_peak(now)  # cost hints per period
         return StrategyInput(
             measurements=self._measurements,
-            weights=lambda c: rt.weight(c.route.provider_id),
-            cost=lambda c: rt.cost(c.route.provider_id, peak=peak),
+            weights=rt.route_weights(),
+            costs=rt.route_costs(peak),
             prior_tps=self._prior_tps,
             prior_ttft=self._prior_ttft,
             cursor=self._next_cursor if advance else self._peek_cursor,

@@ -11,8 +11,10 @@ formats the text (`why_text`) only for the candidates it keeps.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Protocol
 
 from modelpool.routing.call import Candidate
@@ -21,6 +23,7 @@ from modelpool.routing.call import Candidate
 class Measurements(Protocol):
     """What strategies read about a route (the health registry implements it)."""
 
+    def version(self) -> int: ...  # changes whenever any value below may have changed
     def ewma_ttft(self, route_key: str) -> float | None: ...
     def median_ttft(self, route_key: str) -> float | None: ...
     def median_tps(self, route_key: str) -> float | None: ...
@@ -31,16 +34,29 @@ class Measurements(Protocol):
 @dataclass(slots=True)
 class StrategyInput:
     measurements: Measurements
-    weights: Callable[[Candidate], float]
-    cost: Callable[[Candidate], float | None]
-    prior_tps: Callable[[Candidate], float | None]  # published speed (aggregator stats), SPEC §3.4
-    prior_ttft: Callable[[Candidate], float | None]  # published time to first token, seconds
+    weights: Mapping[str, float]  # by route key
+    costs: Mapping[str, float | None]  # by route key, for the period in force
+    # Published speed (aggregator stats, SPEC §3.4) and time to first token (seconds): read through
+    # `published_tps` / `published_ttft`, which note that the ranking used them.
+    prior_tps: Callable[[Candidate], float | None]
+    prior_ttft: Callable[[Candidate], float | None]
     cursor: Callable[[str], int]  # round-robin: next cursor value for a pool
     pool_id: str
     requested: str
     score_weights: tuple[float, float]
     prefer_same_model: bool
     rng: random.Random
+    # Published stats change on their own, not with the measurements' version: a ranking that read them
+    # must not be memoised.
+    priors_read: bool = False
+
+    def published_tps(self, c: Candidate) -> float | None:
+        self.priors_read = True
+        return self.prior_tps(c)
+
+    def published_ttft(self, c: Candidate) -> float | None:
+        self.priors_read = True
+        return self.prior_ttft(c)
 
 
 Why = str | tuple[str, float]  # a reason, or a `str.format` pattern and its one argument
@@ -65,24 +81,21 @@ def round_robin(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
 
 def weighted_random(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
     # Draw without replacement by weight; zero and equal weights are settled by base order.
-    remaining = [(c, max(inp.weights(c), 0.0)) for c in cands]
+    left = list(cands)
+    weights = [max(inp.weights[c.key], 0.0) for c in left]
     out: Ordered = []
-    total = sum(w for _, w in remaining)
-    while remaining and total > 0:
+    total = sum(weights)
+    while left and total > 0:
         pick = inp.rng.random() * total
-        acc = 0.0
-        chosen = len(remaining) - 1
-        for i, (_, w) in enumerate(remaining):
-            acc += w
-            if pick < acc and w > 0:
-                chosen = i
-                break
-        c, w = remaining.pop(chosen)
+        # The first route whose running sum exceeds the pick, the last one if rounding leaves none. It never
+        # has weight 0: its running sum would equal the one before, which did not exceed the pick.
+        i = min(bisect_right(list(accumulate(weights)), pick), len(left) - 1)
+        w = weights.pop(i)
+        out.append((left.pop(i), ("drawn by weight {:g}", w)))
         total -= w
-        out.append((c, ("drawn by weight {:g}", w)))
         if w <= 0:  # float edge: only zero weights were left
             total = 0.0
-    out.extend((c, "weight 0: base order") for c, _ in remaining)
+    out.extend((c, "weight 0: base order") for c in left)
     return out
 
 
@@ -102,7 +115,7 @@ def fastest(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
         if ttft is not None:
             keyed.append(((1, ttft), c, ("EWMA TTFT {:.0f} ms", ttft * 1000)))
             continue
-        prior = inp.prior_ttft(c)
+        prior = inp.published_ttft(c)
         if prior is not None:
             keyed.append(((1, prior), c, ("published TTFT {:.0f} ms", prior * 1000)))
         else:
@@ -112,7 +125,7 @@ def fastest(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
 
 
 def cheapest(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
-    costs = {c.key: inp.cost(c) for c in cands}
+    costs = inp.costs
     ordered = sorted(cands, key=lambda c: (costs[c.key] is None, costs[c.key] or 0.0))
     return [
         (c, ("cost {:g}", cost) if (cost := costs[c.key]) is not None else "no cost hint") for c in ordered
@@ -122,7 +135,7 @@ def cheapest(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
 def throughput(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
     def tps(c: Candidate) -> float | None:
         measured = inp.measurements.median_tps(c.key)
-        return measured if measured is not None else inp.prior_tps(c)
+        return measured if measured is not None else inp.published_tps(c)
 
     speeds = {c.key: tps(c) for c in cands}
     ordered = sorted(cands, key=lambda c: (speeds[c.key] is None, -(speeds[c.key] or 0.0)))
@@ -164,6 +177,18 @@ def same_model_bonus(c: Candidate, requested: str) -> float:
         return 0.1
     return 0.0
 
+
+# Strategies whose ranking is a function of the candidates, the runtime, the period (cheapest), the requested
+# name (score) and — where True — the measurements, so the planner may reuse it while none of them changes.
+# round-robin moves a cursor and weighted-random draws: both differ on every call.
+MEMOISABLE: dict[str, bool] = {
+    "priority": False,
+    "cheapest": False,
+    "least-used": True,
+    "fastest": True,
+    "throughput": True,
+    "score": True,
+}
 
 STRATEGIES: dict[str, Callable[[Sequence[Candidate], StrategyInput], Ordered]] = {
     "priority": priority,
