@@ -136,6 +136,7 @@ class HealthRegistry:
             route.ewma_ttft = ttft if prev is None else EWMA_ALPHA * ttft + (1 - EWMA_ALPHA) * prev
         if tokens_per_s is not None and is_sample(tokens_per_s):
             route.tps.append(tokens_per_s)
+        route.medians = None  # the windows may have moved
         self._changed(route_key, route, at)
 
     def record_failure(

@@ -3,6 +3,10 @@
 Steps here: 1 (eligibility), 4 (base order), 5 (strategy), 6 (health gate), 8 (cap). Steps 2–3
 (capability narrowing, demotions), 7 (sticky) and 9 (effort) plug in at the marked seams. The planner
 is pure and synchronous: it reads in-memory state only, never the state backend.
+
+Planning runs on every call, so what does not change from call to call is memoised on the (immutable)
+runtime: the base order, and a deterministic strategy's ranking until the measurements change. Of a pool's
+routes, only the few the plan keeps (`max_attempts`) become this call's candidates with their reason texts.
 """
 
 from __future__ import annotations
@@ -61,16 +65,13 @@ class Planner:
             return self._forced(rt, call)
         base, skipped = self._base(rt, call.pool, now)
         eligible = narrow_for_images(call, base, skipped)
-        # A call its sticky pin will serve does not use the strategy's pick, so it must not move the
-        # round-robin cursor: the rotation spreads conversations, and the next one starts on the next route.
-        advance = not self._pin_holds(rt, call, eligible, now)
-        order, whys = self._rank(rt, call, eligible, now, advance, shared=eligible is base)
+        order, whys = self._rank(rt, call, eligible, now, shared=eligible is base)
         notes = Notes()
         order = self._sticky(rt, call, self._reorder(call, order, notes, now), notes, now)
         limit = 1 if (not pool_cfg.fallback or call.purpose) else pool_cfg.max_attempts
         if len(order) > limit:
             why = f"beyond max_attempts={limit}" if pool_cfg.fallback else "fallback off"
-            skipped.extend((c.key, why) for c in order[limit:])
+            skipped += [(c.key, why) for c in order[limit:]]
             order = order[:limit]
         # Only now, for the few routes the plan keeps, the candidates of this call and their reason texts.
         candidates = [c.with_reasons(why_text(whys[c.key]), *notes.get(c.key, ())) for c in order]
@@ -80,29 +81,34 @@ class Planner:
         return Plan(candidates, skipped, pool_cfg.strategy)
 
     def _rank(
-        self, rt: Runtime, call: Call, eligible: Sequence[Candidate], now: float, advance: bool, shared: bool
+        self, rt: Runtime, call: Call, eligible: Sequence[Candidate], now: float, shared: bool
     ) -> tuple[Sequence[Candidate], Mapping[str, Why]]:
         """Step 5 (the base order of step 4 is already applied): the strategy's order, and the reason of
         each candidate's place by route key.
 
         A memoisable strategy ranks the runtime's shared base candidates the same way until its inputs
-        change (the measurements, the period, the requested name), so its ranking is kept on the runtime:
-        the calls between two recorded results reuse it instead of ranking every route again."""
+        change, so its ranking is kept on the runtime: the calls between two recorded results reuse it
+        instead of ranking every route again."""
         strategy = rt.config.pool.strategy
         peak = strategy == "cheapest" and rt.policy().is_peak(now)  # cost hints per period
-        memoisable = shared and strategy in MEMOISABLE
-        if memoisable:
-            version = self._measurements.version() if MEMOISABLE[strategy] else 0
-            stamp = (version, peak, call.requested_model)
-            memo = rt.memo.get(("ranking", call.pool.id))
-            if memo is not None and memo[0] is eligible and memo[1] == stamp:
-                return memo[2], memo[3]
-        inp = self._strategy_input(rt, call, peak, advance)
+        stamp = self._stamp(strategy, peak, call) if shared else None
+        memo = rt.memo.get(("ranking", call.pool.id))
+        if stamp is not None and memo is not None and memo[0] is eligible and memo[1] == stamp:
+            return memo[2], memo[3]
+        inp = self._strategy_input(rt, call, peak, self._cursor(rt, call, eligible, now))
         ordered = STRATEGIES[strategy](eligible, inp)
-        order, whys = tuple(c for c, _ in ordered), {c.key: why for c, why in ordered}
-        if memoisable and not inp.priors_read:
+        order, whys = tuple([c for c, _ in ordered]), {c.key: why for c, why in ordered}
+        if stamp is not None and not inp.priors_read:
             rt.memo[("ranking", call.pool.id)] = (eligible, stamp, order, whys)
         return order, whys
+
+    def _stamp(self, strategy: str, peak: bool, call: Call) -> tuple[int, bool, str] | None:
+        """What a memoisable strategy's ranking depends on besides the runtime and the candidates: the
+        measurements (if it reads them), the period and the requested name. None: not memoisable."""
+        reads_measurements = MEMOISABLE.get(strategy)
+        if reads_measurements is None:
+            return None
+        return (self._measurements.version() if reads_measurements else 0, peak, call.requested_model)
 
     def _reorder(
         self, call: Call, order: Sequence[Candidate], notes: Notes, now: float
@@ -139,6 +145,20 @@ class Planner:
             notes.add(c.key, "sticky: this conversation's route")
             return [c, *cands[:i], *cands[i + 1 :]]
         return cands
+
+    def _cursor(
+        self, rt: Runtime, call: Call, eligible: Sequence[Candidate], now: float
+    ) -> Callable[[str], int]:
+        """Round-robin's cursor for this call. A call its sticky pin will serve does not use the strategy's
+        pick, so it must not move the cursor: the rotation spreads conversations, and the next one starts
+        on the next route. Whether the pin holds is only asked when the strategy reads the cursor."""
+
+        def cursor(pool_id: str) -> int:
+            if self._pin_holds(rt, call, eligible, now):
+                return self._peek_cursor(pool_id)
+            return self._next_cursor(pool_id)
+
+        return cursor
 
     def _pin_holds(self, rt: Runtime, call: Call, eligible: Sequence[Candidate], now: float) -> bool:
         """Whether step 7 will put the session's pinned route first (same conditions as `_sticky`)."""
@@ -197,7 +217,7 @@ class Planner:
         return ordered
 
     def _strategy_input(
-        self, rt: Runtime, call: Call, peak: bool = False, advance: bool = True
+        self, rt: Runtime, call: Call, peak: bool = False, cursor: Callable[[str], int] | None = None
     ) -> StrategyInput:
         pool_cfg = rt.config.pool
         return StrategyInput(
@@ -206,7 +226,7 @@ class Planner:
             costs=rt.route_costs(peak),
             prior_tps=self._prior_tps,
             prior_ttft=self._prior_ttft,
-            cursor=self._next_cursor if advance else self._peek_cursor,
+            cursor=cursor or self._next_cursor,
             pool_id=call.pool.id,
             requested=call.requested_model,
             score_weights=(pool_cfg.score_weights.connectivity, pool_cfg.score_weights.speed),

@@ -83,6 +83,8 @@ def weighted_random(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
     # Draw without replacement by weight; zero and equal weights are settled by base order.
     left = list(cands)
     weights = [max(inp.weights[c.key], 0.0) for c in left]
+    if weights.count(1.0) == len(weights):
+        return _draw_uniform(left, inp.rng)
     out: Ordered = []
     total = sum(weights)
     while left and total > 0:
@@ -97,6 +99,15 @@ def weighted_random(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
             total = 0.0
     out.extend((c, "weight 0: base order") for c in left)
     return out
+
+
+def _draw_uniform(left: list[Candidate], rng: random.Random) -> Ordered:
+    """`weighted_random` when every weight is 1 (none configured): the running sums are the whole numbers
+    1, 2, … n, so the first one above the pick is at int(pick) — the same draws without the sums."""
+    rand = rng.random
+    why = ("drawn by weight {:g}", 1.0)
+    # int(pick) < n, unless rounding made the pick n itself: then the last one, as in the general draw.
+    return [(left.pop(i if (i := int(rand() * n)) < n else n - 1), why) for n in range(len(left), 0, -1)]
 
 
 def least_used(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
