@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import tzinfo
 from typing import Any
 
@@ -97,6 +97,12 @@ class HealthRegistry:
         """The live record (read-only by convention) for hot-path readers such as the strategies, which
         need one or two fields and must not pay for a full snapshot."""
         return self._routes.get(route_key)
+
+    @property
+    def records(self) -> Mapping[str, RouteRecord]:
+        """Every live record by route key (read-only by convention; the mapping itself stays the same
+        object), for readers that look up many routes per call."""
+        return self._routes
 
     def snapshot(self, route_key: str, now: float | None = None) -> RouteHealth:
         route = self._routes.get(route_key)

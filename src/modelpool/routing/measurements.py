@@ -28,32 +28,33 @@ def medians(rec: RouteRecord) -> tuple[float | None, float | None]:
 
 
 class RegistryMeasurements:
-    __slots__ = ("_reg",)
+    __slots__ = ("_records", "_reg")
 
     def __init__(self, registry: HealthRegistry) -> None:
         self._reg = registry
+        self._records = registry.records  # read per route per ranking: a lookup, not a method call
 
     def version(self) -> int:
         return self._reg.version
 
     def ewma_ttft(self, route_key: str) -> float | None:
-        rec = self._reg.record(route_key)
+        rec = self._records.get(route_key)
         return rec.ewma_ttft if rec is not None else None
 
     def median_ttft(self, route_key: str) -> float | None:
-        rec = self._reg.record(route_key)
+        rec = self._records.get(route_key)
         return medians(rec)[0] if rec is not None else None
 
     def median_tps(self, route_key: str) -> float | None:
-        rec = self._reg.record(route_key)
+        rec = self._records.get(route_key)
         return medians(rec)[1] if rec is not None else None
 
     def served(self, route_key: str) -> int:
-        rec = self._reg.record(route_key)
+        rec = self._records.get(route_key)
         return rec.successes if rec is not None else 0
 
     def laplace(self, route_key: str) -> float:
-        rec = self._reg.record(route_key)
+        rec = self._records.get(route_key)
         if rec is None:
             return 0.5
         return (rec.successes + 1) / (rec.attempts + 2)

@@ -82,9 +82,10 @@ def round_robin(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
 def weighted_random(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
     # Draw without replacement by weight; zero and equal weights are settled by base order.
     left = list(cands)
-    weights = [max(inp.weights[c.key], 0.0) for c in left]
-    if weights.count(1.0) == len(weights):
+    weights = [inp.weights[c.key] for c in left]
+    if weights.count(1.0) == len(weights):  # no weights configured
         return _draw_uniform(left, inp.rng)
+    weights = [max(w, 0.0) for w in weights]
     out: Ordered = []
     total = sum(weights)
     while left and total > 0:
@@ -162,8 +163,8 @@ def score(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
     ttfts = [t for t in ttft_of.values() if t is not None]
     best_ttft = min(ttfts) if ttfts else None
     requested = inp.requested.lower()
-
-    def value(c: Candidate) -> float:
+    values: dict[str, float] = {}
+    for c in cands:
         s = w_conn * inp.measurements.laplace(c.key)
         ttft = ttft_of[c.key]
         if ttft is not None and best_ttft is not None:
@@ -172,9 +173,7 @@ def score(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
             s += w_speed * 0.5  # unknown speed: neutral, neither best nor worst
         if inp.prefer_same_model:
             s += same_model_bonus(c, requested)
-        return s
-
-    values = {c.key: value(c) for c in cands}
+        values[c.key] = s
     ordered = sorted(cands, key=lambda c: -values[c.key])
     return [(c, ("score {:.3f}", values[c.key])) for c in ordered]
 
