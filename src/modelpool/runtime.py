@@ -67,19 +67,19 @@ class Runtime:
 
     def route_weights(self) -> Mapping[str, float]:
         """`weight` of every route, by route key (a strategy reads one per candidate per call)."""
-        table = self.memo.get("route_weights")
+        table: Mapping[str, float] | None = self.memo.get("route_weights")
         if table is None:
             table = {key: self.weight(r.provider_id) for key, r in self.catalog.routes.items()}
             self.memo["route_weights"] = table
-        return table  # type: ignore[no-any-return]
+        return table
 
     def route_costs(self, peak: bool) -> Mapping[str, float | None]:
         """`cost` of every route in the period, by route key (a strategy reads one per candidate per call)."""
-        table = self.memo.get(("route_costs", peak))
+        table: Mapping[str, float | None] | None = self.memo.get(("route_costs", peak))
         if table is None:
             table = {key: self.cost(r.provider_id, peak=peak) for key, r in self.catalog.routes.items()}
             self.memo[("route_costs", peak)] = table
-        return table  # type: ignore[no-any-return]
+        return table
 
     def cache_lifetime(self, provider_id: str) -> float:
         p = self.providers.get(provider_id)
