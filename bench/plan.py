@@ -9,6 +9,11 @@ aggregator, as direct routes), memory state, each route's health seeded with a f
 TTFT and tok/s) so that the speed-based strategies have measurements to sort by. Reported: CPU µs per call,
 median of the repeats (min in brackets), for prepare alone, plan alone, and both — the figure of the
 goal. A plan with a sticky pin (the conversation's second call) is measured as well.
+
+The planner keeps a deterministic strategy's ranking until the measurements change. `--after-result`
+records one success (same figures as the seed) before each planned call, as in a busy gateway where results
+arrive as often as calls, so that ranking is recomputed every time; the recording's own cost is measured
+alone and subtracted.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--strategies", default=",".join(STRATEGIES), help="comma-separated")
     ap.add_argument("--calls", type=int, default=5000, help="calls per repeat")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--after-result", action="store_true", help="one recorded result before each plan")
     ap.add_argument("--json", type=Path, help="write the full results here")
     ap.add_argument("--markdown", action="store_true", help="print a block ready for bench/RESULTS.md")
     return ap.parse_args(argv)
@@ -102,43 +108,95 @@ BODY = orjson.loads(
 clock = time.process_time
 
 
-def measure(gw: Any, calls: int, repeats: int, pinned: bool) -> dict[str, float]:
-    headers = {"authorization": "Bearer x"}
+HEADERS = {"authorization": "Bearer x"}
+
+
+def pin_conversation(gw: Any) -> None:
+    """The conversation's second call: its route is pinned."""
+    call = gw.prepare("openai", BODY, HEADERS)
+    plan = gw.planner.plan(gw.runtime, call, time.time())
+    gw.planner.pins.set(call.session_id, call.pool.id, plan.candidates[-1].key, 3600.0, now=time.time())
+
+
+def recorder(gw: Any) -> Any:
+    """One recorded success per call, each route in turn, with its seed figures (the order stays the same)."""
+    from modelpool.walk.walker import AttemptResult
+
+    keys = list(gw.runtime.catalog.routes)
+    results = [AttemptResult(ttft=0.2 + i / 50, tokens_per_s=400 - 15 * i) for i in range(len(keys))]
+
+    def record(i: int) -> None:
+        gw.sink.success(keys[i % len(keys)], results[i % len(keys)])
+
+    return record
+
+
+def plan_shape(gw: Any) -> dict[str, int]:
+    plan = gw.planner.plan(gw.runtime, gw.prepare("openai", BODY, HEADERS), time.time())
+    return {
+        "candidates": len(plan.candidates),
+        "skipped": len(plan.skipped),
+        "reasons": sum(len(c.reasons) for c in plan.candidates) + len(plan.skipped),
+    }
+
+
+def measure(gw: Any, calls: int, repeats: int, pinned: bool, after_result: bool = False) -> dict[str, float]:
     rt = gw.runtime
     planner = gw.planner
-    if pinned:  # the conversation's second call: its route is pinned
-        call = gw.prepare("openai", BODY, headers)
-        plan = planner.plan(rt, call, time.time())
-        planner.pins.set(call.session_id, call.pool.id, plan.candidates[-1].key, 3600.0, now=time.time())
+    if pinned:
+        pin_conversation(gw)
     for _ in range(min(calls, 2000)):  # warm-up (caches, the memoised base order, the allocator): unmeasured
-        planner.plan(rt, gw.prepare("openai", BODY, headers), time.time())
+        planner.plan(rt, gw.prepare("openai", BODY, HEADERS), time.time())
+    if after_result:
+        return measure_after_result(gw, calls, repeats)
     prep, plan_us, both = [], [], []
     for _ in range(repeats):
         t0 = clock()
         for _ in range(calls):
-            gw.prepare("openai", BODY, headers)
+            gw.prepare("openai", BODY, HEADERS)
         t1 = clock()
-        call = gw.prepare("openai", BODY, headers)
+        call = gw.prepare("openai", BODY, HEADERS)
         now = time.time()
         t2 = clock()
         for _ in range(calls):
             planner.plan(rt, call, now)
         t3 = clock()
         for _ in range(calls):
-            planner.plan(rt, gw.prepare("openai", BODY, headers), time.time())
+            planner.plan(rt, gw.prepare("openai", BODY, HEADERS), time.time())
         t4 = clock()
         prep.append((t1 - t0) / calls * 1e6)
         plan_us.append((t3 - t2) / calls * 1e6)
         both.append((t4 - t3) / calls * 1e6)
-    check_plan = planner.plan(rt, gw.prepare("openai", BODY, headers), time.time())
     return {
         "prepare_us": statistics.median(prep),
         "plan_us": statistics.median(plan_us),
         "prepare_plan_us": statistics.median(both),
         "prepare_plan_min_us": min(both),
-        "candidates": len(check_plan.candidates),
-        "skipped": len(check_plan.skipped),
-        "reasons": sum(len(c.reasons) for c in check_plan.candidates) + len(check_plan.skipped),
+        **plan_shape(gw),
+    }
+
+
+def measure_after_result(gw: Any, calls: int, repeats: int) -> dict[str, float]:
+    """prepare + plan with one recorded result before each call, minus the recording measured alone."""
+    rt, planner, record = gw.runtime, gw.planner, recorder(gw)
+    both = []
+    for _ in range(repeats):
+        t0 = clock()
+        for i in range(calls):
+            record(i)
+            planner.plan(rt, gw.prepare("openai", BODY, HEADERS), time.time())
+        t1 = clock()
+        for i in range(calls):
+            record(i)
+        t2 = clock()
+        both.append((t1 - t0 - (t2 - t1)) / calls * 1e6)
+    nan = float("nan")  # prepare and plan alone: not measured in this mode
+    return {
+        "prepare_us": nan,
+        "plan_us": nan,
+        "prepare_plan_us": statistics.median(both),
+        "prepare_plan_min_us": min(both),
+        **plan_shape(gw),
     }
 
 
@@ -149,8 +207,12 @@ def main(argv: list[str] | None = None) -> int:
     for strategy in [s.strip() for s in args.strategies.split(",") if s.strip()]:
         gw = gateway(strategy)
         for pinned in (False, True):
-            r = measure(gw, args.calls, args.repeats, pinned)
-            name = strategy + (" (sticky pin)" if pinned else "")
+            r = measure(gw, args.calls, args.repeats, pinned, args.after_result)
+            name = (
+                strategy
+                + (" (sticky pin)" if pinned else "")
+                + (" after a result" if args.after_result else "")
+            )
             results[name] = r
             rows.append(
                 [name, f"{r['prepare_us']:.1f}", f"{r['plan_us']:.1f}",

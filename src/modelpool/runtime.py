@@ -65,6 +65,22 @@ class Runtime:
             return hint.peak if peak else hint.off_peak
         return hint
 
+    def route_weights(self) -> Mapping[str, float]:
+        """`weight` of every route, by route key (a strategy reads one per candidate per call)."""
+        table: Mapping[str, float] | None = self.memo.get("route_weights")
+        if table is None:
+            table = {key: self.weight(r.provider_id) for key, r in self.catalog.routes.items()}
+            self.memo["route_weights"] = table
+        return table
+
+    def route_costs(self, peak: bool) -> Mapping[str, float | None]:
+        """`cost` of every route in the period, by route key (a strategy reads one per candidate per call)."""
+        table: Mapping[str, float | None] | None = self.memo.get(("route_costs", peak))
+        if table is None:
+            table = {key: self.cost(r.provider_id, peak=peak) for key, r in self.catalog.routes.items()}
+            self.memo[("route_costs", peak)] = table
+        return table
+
     def cache_lifetime(self, provider_id: str) -> float:
         p = self.providers.get(provider_id)
         if p and p.cache_lifetime is not None:

@@ -75,6 +75,7 @@ class RouteRecord:
         "last_kind",
         "last_status",
         "last_success_at",
+        "medians",
         "rest_until",
         "successes",
         "tps",
@@ -97,6 +98,9 @@ class RouteRecord:
         self.ttft: deque[float] = deque(maxlen=WINDOW)
         self.tps: deque[float] = deque(maxlen=WINDOW)
         self.ewma_ttft: float | None = None
+        # (TTFT, tok/s) medians of the windows, memoised by the planner's measurements until the next
+        # sample (None: to compute): the speed strategies read one per route per call.
+        self.medians: tuple[float | None, float | None] | None = None
 
     def state(self, now: float) -> RouteState:
         if self.rest_until > now:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import tzinfo
 from typing import Any
 
@@ -71,6 +71,9 @@ class HealthRegistry:
         # No route rests at or after this moment: the latest rest horizon ever set (a rest ended early by
         # a success leaves it high, which only costs the planner its per-route check until it passes).
         self._rests_end = 0.0
+        # Counts changes to any record: what is derived from the records (the planner's memoised
+        # rankings) stays valid while it is unchanged.
+        self.version = 0
 
     # -- reads -------------------------------------------------------------------------------------
 
@@ -94,6 +97,12 @@ class HealthRegistry:
         """The live record (read-only by convention) for hot-path readers such as the strategies, which
         need one or two fields and must not pay for a full snapshot."""
         return self._routes.get(route_key)
+
+    @property
+    def records(self) -> Mapping[str, RouteRecord]:
+        """Every live record by route key (read-only by convention; the mapping itself stays the same
+        object), for readers that look up many routes per call."""
+        return self._routes
 
     def snapshot(self, route_key: str, now: float | None = None) -> RouteHealth:
         route = self._routes.get(route_key)
@@ -133,6 +142,7 @@ class HealthRegistry:
             route.ewma_ttft = ttft if prev is None else EWMA_ALPHA * ttft + (1 - EWMA_ALPHA) * prev
         if tokens_per_s is not None and is_sample(tokens_per_s):
             route.tps.append(tokens_per_s)
+        route.medians = None  # the windows may have moved
         self._changed(route_key, route, at)
 
     def record_failure(
@@ -177,6 +187,7 @@ class HealthRegistry:
         for key in keys:
             if self._routes.pop(key, None) is None:
                 continue
+            self.version += 1
             self._drop_persisted(key)
             self._notify(key, health_of(key, RouteRecord(), at))
 
@@ -198,6 +209,7 @@ class HealthRegistry:
             if route is None:
                 continue
             self._routes[key] = route
+            self.version += 1
             self._rests_end = max(self._rests_end, route.rest_until)
             restored += 1
             self._notify(key, health_of(key, route, at))
@@ -209,6 +221,7 @@ class HealthRegistry:
         Nothing is persisted back — the change came from the shared store."""
         if raw is None:
             if self._routes.pop(route_key, None) is not None:
+                self.version += 1
                 self._notify(route_key, health_of(route_key, RouteRecord(), self._now(None)))
             return
         try:
@@ -219,6 +232,7 @@ class HealthRegistry:
         route = self._route(route_key)
         for field in SHARED_FIELDS:
             setattr(route, field, getattr(incoming, field))
+        self.version += 1
         self._rests_end = max(self._rests_end, route.rest_until)
         if self._listeners:
             self._notify(route_key, health_of(route_key, route, self._now(None)))
@@ -298,6 +312,7 @@ class HealthRegistry:
         return route
 
     def _changed(self, route_key: str, route: RouteRecord, now: float) -> None:
+        self.version += 1
         if self._persist is not None:
             try:
                 self._persist(route_key, route.persistable())

@@ -48,6 +48,20 @@ class Candidate:
     def __post_init__(self) -> None:
         self.key = self.route.key
 
+    def with_reasons(self, *more: str) -> Candidate:
+        """A copy with more reasons: the planner's base candidates are shared by every call of a runtime
+        and never change, so a call's own reasons go to its copy."""
+        return Candidate(self.route, self.endpoint, [*self.reasons, *more])
+
+
+class Notes(dict[str, list[str]]):
+    """Reasons a plan adds after the strategy (operator pin, demotion, rest, sticky pin), by route key.
+    Kept apart from the candidates and sparse: most calls add none, and most candidates fall beyond the
+    `max_attempts` cap, where the plan reports their key only."""
+
+    def add(self, key: str, why: str) -> None:
+        self.setdefault(key, []).append(why)
+
 
 @dataclass(slots=True)
 class Plan:

@@ -42,8 +42,8 @@ def fallback_candidates(
             continue
         best = score(healthy, planner._strategy_input(rt, call))[0][0]
         is_same = family(pool.id) == own
-        best.reasons.append(f"model fallback ({'same family' if is_same else 'other model'}: pool {pool.id})")
-        (same if is_same else other).append(best)
+        why = f"model fallback ({'same family' if is_same else 'other model'}: pool {pool.id})"
+        (same if is_same else other).append(best.with_reasons(why))  # a copy: `_base` is shared
     inp = planner._strategy_input(rt, call)
     ranked = [c for c, _ in score(same, inp)]
     if mode == "any":

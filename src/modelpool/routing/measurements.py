@@ -8,41 +8,53 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from modelpool.health.record import RouteRecord
 from modelpool.health.registry import HealthRegistry
 
 
 def median(values: Sequence[float]) -> float:
-    """`statistics.median` without its generality (type dispatch, iterator support): a strategy takes
-    one per route per call, and the library version cost more than sorting the short window itself."""
+    """`statistics.median` without its generality (type dispatch, iterator support): the window is short
+    and sorting it is all the work there is."""
     s = sorted(values)
     mid = len(s) // 2
     return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
 
 
+def medians(rec: RouteRecord) -> tuple[float | None, float | None]:
+    """The record's (TTFT, tok/s) window medians, memoised on it until the registry adds a sample."""
+    if rec.medians is None:
+        rec.medians = (median(rec.ttft) if rec.ttft else None, median(rec.tps) if rec.tps else None)
+    return rec.medians
+
+
 class RegistryMeasurements:
-    __slots__ = ("_reg",)
+    __slots__ = ("_records", "_reg")
 
     def __init__(self, registry: HealthRegistry) -> None:
         self._reg = registry
+        self._records = registry.records  # read per route per ranking: a lookup, not a method call
+
+    def version(self) -> int:
+        return self._reg.version
 
     def ewma_ttft(self, route_key: str) -> float | None:
-        rec = self._reg.record(route_key)
+        rec = self._records.get(route_key)
         return rec.ewma_ttft if rec is not None else None
 
     def median_ttft(self, route_key: str) -> float | None:
-        rec = self._reg.record(route_key)
-        return median(rec.ttft) if rec is not None and rec.ttft else None
+        rec = self._records.get(route_key)
+        return medians(rec)[0] if rec is not None else None
 
     def median_tps(self, route_key: str) -> float | None:
-        rec = self._reg.record(route_key)
-        return median(rec.tps) if rec is not None and rec.tps else None
+        rec = self._records.get(route_key)
+        return medians(rec)[1] if rec is not None else None
 
     def served(self, route_key: str) -> int:
-        rec = self._reg.record(route_key)
+        rec = self._records.get(route_key)
         return rec.successes if rec is not None else 0
 
     def laplace(self, route_key: str) -> float:
-        rec = self._reg.record(route_key)
+        rec = self._records.get(route_key)
         if rec is None:
             return 0.5
         return (rec.successes + 1) / (rec.attempts + 2)

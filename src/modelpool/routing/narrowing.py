@@ -8,23 +8,25 @@ support for a call with tools, or a context window smaller than the conversation
 
 from __future__ import annotations
 
-from modelpool.routing.call import Call, Candidate
+from collections.abc import Sequence
+
+from modelpool.routing.call import Call, Candidate, Notes
 
 
-def narrow_for_images(call: Call, cands: list[Candidate], skipped: list[tuple[str, str]]) -> list[Candidate]:
+def narrow_for_images(
+    call: Call, cands: Sequence[Candidate], skipped: list[tuple[str, str]]
+) -> Sequence[Candidate]:
+    """The candidates of an image call, as copies that say why (the base candidates are shared)."""
     if not call.has_images:
         return cands
     capable = [c for c in cands if c.route.capabilities.accepts_images]
     if not capable:
-        for c in cands:
-            c.reasons.append("no route declares image input: tried anyway (the image may be degraded)")
-        return cands
+        why = "no route declares image input: tried anyway (the image may be degraded)"
+        return [c.with_reasons(why) for c in cands]
     for c in cands:
         if not c.route.capabilities.accepts_images:
             skipped.append((c.key, "image call: route does not declare image input"))
-    for c in capable:
-        c.reasons.append("accepts images")
-    return capable
+    return [c.with_reasons("accepts images") for c in capable]
 
 
 def demotion(call: Call, cand: Candidate) -> str | None:
@@ -39,7 +41,7 @@ def demotion(call: Call, cand: Candidate) -> str | None:
     return None
 
 
-def demote(call: Call, ordered: list[Candidate]) -> list[Candidate]:
+def demote(call: Call, ordered: Sequence[Candidate], notes: Notes) -> Sequence[Candidate]:
     """Stable partition: demoted candidates keep their relative order behind the others."""
     smallest = call.pool.capabilities.context_window  # the minimum over the pool's routes
     if not call.has_tools and (smallest is None or call.est_tokens <= smallest):
@@ -51,6 +53,6 @@ def demote(call: Call, ordered: list[Candidate]) -> list[Candidate]:
         if why is None:
             front.append(c)
         else:
-            c.reasons.append(why)
+            notes.add(c.key, why)
             back.append(c)
     return front + back

@@ -3,20 +3,31 @@
 Steps here: 1 (eligibility), 4 (base order), 5 (strategy), 6 (health gate), 8 (cap). Steps 2–3
 (capability narrowing, demotions), 7 (sticky) and 9 (effort) plug in at the marked seams. The planner
 is pure and synchronous: it reads in-memory state only, never the state backend.
+
+Planning runs on every call, so what does not change from call to call is memoised on the (immutable)
+runtime: the base order, and a deterministic strategy's ranking until the measurements change. Of a pool's
+routes, only the few the plan keeps (`max_attempts`) become this call's candidates with their reason texts.
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from modelpool.catalog.model import Pool, Route
-from modelpool.routing.call import Call, Candidate, Plan
+from modelpool.routing.call import Call, Candidate, Notes, Plan
 from modelpool.routing.fallback import fallback_candidates
 from modelpool.routing.narrowing import demote, narrow_for_images
 from modelpool.routing.sticky import PinStore
-from modelpool.routing.strategies import STRATEGIES, Measurements, StrategyInput
+from modelpool.routing.strategies import (
+    MEMOISABLE,
+    STRATEGIES,
+    Measurements,
+    StrategyInput,
+    Why,
+    why_text,
+)
 from modelpool.runtime import Runtime
 
 HARD_CEILING = 8  # routes one call may try, whatever the config says (rotator seed)
@@ -54,43 +65,70 @@ class Planner:
             return self._forced(rt, call)
         base, skipped = self._base(rt, call.pool, now)
         eligible = narrow_for_images(call, base, skipped)
-        strategy = pool_cfg.strategy
-        # A call its sticky pin will serve does not use the strategy's pick, so it must not move the
-        # round-robin cursor: the rotation spreads conversations, and the next one starts on the next route.
-        advance = not self._pin_holds(rt, call, eligible, now)
-        candidates = self._order(rt, call, eligible, now, advance)
-        candidates = self._sticky(rt, call, candidates, now)
+        order, whys = self._rank(rt, call, eligible, now, shared=eligible is base)
+        notes = Notes()
+        order = self._sticky(rt, call, self._reorder(call, order, notes, now), notes, now)
         limit = 1 if (not pool_cfg.fallback or call.purpose) else pool_cfg.max_attempts
-        if len(candidates) > limit:
+        if len(order) > limit:
             why = f"beyond max_attempts={limit}" if pool_cfg.fallback else "fallback off"
-            skipped.extend((c.key, why) for c in candidates[limit:])
-            candidates = candidates[:limit]
+            skipped += [(c.key, why) for c in order[limit:]]
+            order = order[:limit]
+        # Only now, for the few routes the plan keeps, the candidates of this call and their reason texts.
+        candidates = [c.with_reasons(why_text(whys[c.key]), *notes.get(c.key, ())) for c in order]
         if pool_cfg.model_fallback != "off" and pool_cfg.fallback and not call.purpose:
             room = HARD_CEILING - len(candidates)
             candidates += fallback_candidates(self, rt, call, pool_cfg.model_fallback, room, now)
-        return Plan(candidates, skipped, strategy)
+        return Plan(candidates, skipped, pool_cfg.strategy)
 
-    def _order(
-        self, rt: Runtime, call: Call, eligible: list[Candidate], now: float, advance: bool = True
-    ) -> list[Candidate]:
-        """Steps 5–6 (the base order of step 4 is already applied), operator pin head, health gate."""
-        inp = self._strategy_input(rt, call, now, advance)
-        ordered = STRATEGIES[rt.config.pool.strategy](eligible, inp)
-        candidates = []
-        for c, why in ordered:
-            c.reasons.append(why)
-            candidates.append(c)
+    def _rank(
+        self, rt: Runtime, call: Call, eligible: Sequence[Candidate], now: float, shared: bool
+    ) -> tuple[Sequence[Candidate], Mapping[str, Why]]:
+        """Step 5 (the base order of step 4 is already applied): the strategy's order, and the reason of
+        each candidate's place by route key.
+
+        A memoisable strategy ranks the runtime's shared base candidates the same way until its inputs
+        change, so its ranking is kept on the runtime: the calls between two recorded results reuse it
+        instead of ranking every route again."""
+        strategy = rt.config.pool.strategy
+        peak = strategy == "cheapest" and rt.policy().is_peak(now)  # cost hints per period
+        stamp = self._stamp(strategy, peak, call) if shared else None
+        memo = rt.memo.get(("ranking", call.pool.id))
+        if stamp is not None and memo is not None and memo[0] is eligible and memo[1] == stamp:
+            return memo[2], memo[3]
+        inp = self._strategy_input(rt, call, peak, self._cursor(rt, call, eligible, now))
+        ordered = STRATEGIES[strategy](eligible, inp)
+        order, whys = tuple([c for c, _ in ordered]), {c.key: why for c, why in ordered}
+        if stamp is not None and not inp.priors_read:
+            rt.memo[("ranking", call.pool.id)] = (eligible, stamp, order, whys)
+        return order, whys
+
+    def _stamp(self, strategy: str, peak: bool, call: Call) -> tuple[int, bool, str] | None:
+        """What a memoisable strategy's ranking depends on besides the runtime and the candidates: the
+        measurements (if it reads them), the period and the requested name. None: not memoisable."""
+        reads_measurements = MEMOISABLE.get(strategy)
+        if reads_measurements is None:
+            return None
+        return (self._measurements.version() if reads_measurements else 0, peak, call.requested_model)
+
+    def _reorder(
+        self, call: Call, order: Sequence[Candidate], notes: Notes, now: float
+    ) -> Sequence[Candidate]:
+        """After the strategy: operator pin head, demotions, health gate."""
         head = self.pins.operator(call.pool.id)
-        for i, c in enumerate(candidates):
-            if c.key == head:
-                # The operator's pin heads the order whatever the strategy says; the ranking decides the tail.
-                c.reasons.append("pinned head (modelpool pin)")
-                candidates = [c, *candidates[:i], *candidates[i + 1 :]]
-                break
+        if head is not None:
+            for i, c in enumerate(order):
+                if c.key == head:
+                    # The operator's pin heads the order whatever the strategy says; the ranking decides
+                    # the tail.
+                    notes.add(c.key, "pinned head (modelpool pin)")
+                    order = [c, *order[:i], *order[i + 1 :]]
+                    break
         # Demotions are applied after the strategy so no strategy can pull a demoted route forward.
-        return self._health_gate(demote(call, candidates), now)
+        return self._health_gate(demote(call, order, notes), notes, now)
 
-    def _sticky(self, rt: Runtime, call: Call, cands: list[Candidate], now: float) -> list[Candidate]:
+    def _sticky(
+        self, rt: Runtime, call: Call, cands: Sequence[Candidate], notes: Notes, now: float
+    ) -> Sequence[Candidate]:
         """Step 7: the session's pinned route goes first while it is a healthy candidate."""
         if not rt.config.pool.sticky or call.session_id is None or call.purpose:
             return cands
@@ -102,13 +140,27 @@ class Planner:
                 continue
             if self._is_resting(c.key, now):
                 self.pins.drop(call.session_id, call.pool.id)  # unhealthy: the strategy decides again
-                c.reasons.append("sticky pin dropped: route resting")
+                notes.add(c.key, "sticky pin dropped: route resting")
                 return cands
-            c.reasons.append("sticky: this conversation's route")
+            notes.add(c.key, "sticky: this conversation's route")
             return [c, *cands[:i], *cands[i + 1 :]]
         return cands
 
-    def _pin_holds(self, rt: Runtime, call: Call, eligible: list[Candidate], now: float) -> bool:
+    def _cursor(
+        self, rt: Runtime, call: Call, eligible: Sequence[Candidate], now: float
+    ) -> Callable[[str], int]:
+        """Round-robin's cursor for this call. A call its sticky pin will serve does not use the strategy's
+        pick, so it must not move the cursor: the rotation spreads conversations, and the next one starts
+        on the next route. Whether the pin holds is only asked when the strategy reads the cursor."""
+
+        def cursor(pool_id: str) -> int:
+            if self._pin_holds(rt, call, eligible, now):
+                return self._peek_cursor(pool_id)
+            return self._next_cursor(pool_id)
+
+        return cursor
+
+    def _pin_holds(self, rt: Runtime, call: Call, eligible: Sequence[Candidate], now: float) -> bool:
         """Whether step 7 will put the session's pinned route first (same conditions as `_sticky`)."""
         if not rt.config.pool.sticky or call.session_id is None or call.purpose:
             return False
@@ -136,20 +188,22 @@ class Planner:
             eligible.append(Candidate(route, endpoint))
         return eligible, skipped
 
-    def _base(self, rt: Runtime, pool: Pool, now: float) -> tuple[list[Candidate], list[tuple[str, str]]]:
-        """Steps 1 and 4 as fresh candidates. Both depend only on the config snapshot and the order in
-        force (which the period may switch), so the work is memoised on the (immutable) runtime per
-        order and each call only copies it."""
+    def _base(
+        self, rt: Runtime, pool: Pool, now: float
+    ) -> tuple[tuple[Candidate, ...], list[tuple[str, str]]]:
+        """Steps 1 and 4. Both depend only on the config snapshot and the order in force (which the period
+        may switch), so the work is memoised on the (immutable) runtime per order. The candidates are
+        shared by every call and must never change: a call's own reasons go to copies (`with_reasons`),
+        made only for the routes its plan keeps."""
         order, source = rt.provider_order(now)
         memo_key = (pool.id, tuple(order), source)
         cached = rt.memo.get(memo_key)
         if cached is None:
-            eligible, skipped = self._eligible(rt, pool.routes)
-            ordered = self._base_order(order, source, eligible)
-            cached = ([(c.route, c.endpoint, tuple(c.reasons)) for c in ordered], skipped)
+            eligible, ineligible = self._eligible(rt, pool.routes)
+            cached = (tuple(self._base_order(order, source, eligible)), tuple(ineligible))
             rt.memo[memo_key] = cached
-        rows, skipped = cached
-        return [Candidate(r, e, list(why)) for r, e, why in rows], list(skipped)
+        base, skipped = cached
+        return base, list(skipped)
 
     @staticmethod
     def _base_order(order: list[str], source: str, cands: list[Candidate]) -> list[Candidate]:
@@ -163,17 +217,16 @@ class Planner:
         return ordered
 
     def _strategy_input(
-        self, rt: Runtime, call: Call, now: float | None = None, advance: bool = True
+        self, rt: Runtime, call: Call, peak: bool = False, cursor: Callable[[str], int] | None = None
     ) -> StrategyInput:
         pool_cfg = rt.config.pool
-        peak = pool_cfg.strategy == "cheapest" and rt.policy().is_peak(now)  # cost hints per period
         return StrategyInput(
             measurements=self._measurements,
-            weights=lambda c: rt.weight(c.route.provider_id),
-            cost=lambda c: rt.cost(c.route.provider_id, peak=peak),
+            weights=rt.route_weights(),
+            costs=rt.route_costs(peak),
             prior_tps=self._prior_tps,
             prior_ttft=self._prior_ttft,
-            cursor=self._next_cursor if advance else self._peek_cursor,
+            cursor=cursor or self._next_cursor,
             pool_id=call.pool.id,
             requested=call.requested_model,
             score_weights=(pool_cfg.score_weights.connectivity, pool_cfg.score_weights.speed),
@@ -196,7 +249,7 @@ class Planner:
     def _peek_cursor(self, pool_id: str) -> int:
         return self._cursors.get(pool_id, 0)
 
-    def _health_gate(self, cands: list[Candidate], now: float) -> list[Candidate]:
+    def _health_gate(self, cands: Sequence[Candidate], notes: Notes, now: float) -> Sequence[Candidate]:
         """Resting routes go behind the others; if all rest, all are tried in strategy order."""
         if self._any_resting is not None and not self._any_resting(now):
             return cands  # nothing rests anywhere: no per-route pass at all
@@ -207,8 +260,7 @@ class Planner:
         resting: list[Candidate] = []
         for c in cands:
             (resting if is_resting(c.key, now) else healthy).append(c)
+        why = "resting: moved behind healthy routes" if healthy else "all resting: tried anyway"
         for c in resting:
-            c.reasons.append(
-                "resting: moved behind healthy routes" if healthy else "all resting: tried anyway"
-            )
+            notes.add(c.key, why)
         return healthy + resting

@@ -2,13 +2,19 @@
 
 Every strategy is stable: Python's sort keeps equal keys in base order, so ties are settled by the
 provider priority (or the period's order) exactly as the seed requires.
+
+Each candidate comes with the reason of its position as a `Why`: the text, or a format and its number.
+Most of a pool's candidates fall beyond `max_attempts` and the plan reports only their key, so the planner
+formats the text (`why_text`) only for the candidates it keeps.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Protocol
 
 from modelpool.routing.call import Candidate
@@ -17,6 +23,7 @@ from modelpool.routing.call import Candidate
 class Measurements(Protocol):
     """What strategies read about a route (the health registry implements it)."""
 
+    def version(self) -> int: ...  # changes whenever any value below may have changed
     def ewma_ttft(self, route_key: str) -> float | None: ...
     def median_ttft(self, route_key: str) -> float | None: ...
     def median_tps(self, route_key: str) -> float | None: ...
@@ -27,19 +34,37 @@ class Measurements(Protocol):
 @dataclass(slots=True)
 class StrategyInput:
     measurements: Measurements
-    weights: Callable[[Candidate], float]
-    cost: Callable[[Candidate], float | None]
-    prior_tps: Callable[[Candidate], float | None]  # published speed (aggregator stats), SPEC §3.4
-    prior_ttft: Callable[[Candidate], float | None]  # published time to first token, seconds
+    weights: Mapping[str, float]  # by route key
+    costs: Mapping[str, float | None]  # by route key, for the period in force
+    # Published speed (aggregator stats, SPEC §3.4) and time to first token (seconds): read through
+    # `published_tps` / `published_ttft`, which note that the ranking used them.
+    prior_tps: Callable[[Candidate], float | None]
+    prior_ttft: Callable[[Candidate], float | None]
     cursor: Callable[[str], int]  # round-robin: next cursor value for a pool
     pool_id: str
     requested: str
     score_weights: tuple[float, float]
     prefer_same_model: bool
     rng: random.Random
+    # Published stats change on their own, not with the measurements' version: a ranking that read them
+    # must not be memoised.
+    priors_read: bool = False
+
+    def published_tps(self, c: Candidate) -> float | None:
+        self.priors_read = True
+        return self.prior_tps(c)
+
+    def published_ttft(self, c: Candidate) -> float | None:
+        self.priors_read = True
+        return self.prior_ttft(c)
 
 
-Ordered = list[tuple[Candidate, str]]  # candidate and the reason of its position
+Why = str | tuple[str, float]  # a reason, or a `str.format` pattern and its one argument
+Ordered = list[tuple[Candidate, Why]]  # candidate and the reason of its position
+
+
+def why_text(why: Why) -> str:
+    return why if isinstance(why, str) else why[0].format(why[1])
 
 
 def priority(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
@@ -56,46 +81,55 @@ def round_robin(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
 
 def weighted_random(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
     # Draw without replacement by weight; zero and equal weights are settled by base order.
-    remaining = [(c, max(inp.weights(c), 0.0)) for c in cands]
+    left = list(cands)
+    weights = [inp.weights[c.key] for c in left]
+    if weights.count(1.0) == len(weights):  # no weights configured
+        return _draw_uniform(left, inp.rng)
+    weights = [max(w, 0.0) for w in weights]
     out: Ordered = []
-    total = sum(w for _, w in remaining)
-    while remaining and total > 0:
+    total = sum(weights)
+    while left and total > 0:
         pick = inp.rng.random() * total
-        acc = 0.0
-        chosen = len(remaining) - 1
-        for i, (_, w) in enumerate(remaining):
-            acc += w
-            if pick < acc and w > 0:
-                chosen = i
-                break
-        c, w = remaining.pop(chosen)
+        # The first route whose running sum exceeds the pick, the last one if rounding leaves none. It never
+        # has weight 0: its running sum would equal the one before, which did not exceed the pick.
+        i = min(bisect_right(list(accumulate(weights)), pick), len(left) - 1)
+        w = weights.pop(i)
+        out.append((left.pop(i), ("drawn by weight {:g}", w)))
         total -= w
-        out.append((c, f"drawn by weight {w:g}"))
         if w <= 0:  # float edge: only zero weights were left
             total = 0.0
-    out.extend((c, "weight 0: base order") for c, _ in remaining)
+    out.extend((c, "weight 0: base order") for c in left)
     return out
+
+
+def _draw_uniform(left: list[Candidate], rng: random.Random) -> Ordered:
+    """`weighted_random` when every weight is 1 (none configured): the running sums are the whole numbers
+    1, 2, … n, so the first one above the pick is at int(pick) — the same draws without the sums."""
+    rand = rng.random
+    why = ("drawn by weight {:g}", 1.0)
+    # int(pick) < n, unless rounding made the pick n itself: then the last one, as in the general draw.
+    return [(left.pop(i if (i := int(rand() * n)) < n else n - 1), why) for n in range(len(left), 0, -1)]
 
 
 def least_used(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
     served = {c.key: inp.measurements.served(c.key) for c in cands}
     ordered = sorted(cands, key=lambda c: served[c.key])
-    return [(c, f"served {served[c.key]} calls") for c in ordered]
+    return [(c, ("served {} calls", served[c.key])) for c in ordered]
 
 
 def fastest(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
     # Measured routes rank by EWMA time-to-first-chunk; a route with published stats (an aggregator's best
     # inner provider) uses its published TTFT as a prior in the same unit; a route with neither is probed
     # first (its first call is the measurement).
-    keyed: list[tuple[tuple[int, float], Candidate, str]] = []
+    keyed: list[tuple[tuple[int, float], Candidate, Why]] = []
     for c in cands:
         ttft = inp.measurements.ewma_ttft(c.key)
         if ttft is not None:
-            keyed.append(((1, ttft), c, f"EWMA TTFT {ttft * 1000:.0f} ms"))
+            keyed.append(((1, ttft), c, ("EWMA TTFT {:.0f} ms", ttft * 1000)))
             continue
-        prior = inp.prior_ttft(c)
+        prior = inp.published_ttft(c)
         if prior is not None:
-            keyed.append(((1, prior), c, f"published TTFT {prior * 1000:.0f} ms"))
+            keyed.append(((1, prior), c, ("published TTFT {:.0f} ms", prior * 1000)))
         else:
             keyed.append(((0, 0.0), c, "unmeasured: probe"))
     keyed.sort(key=lambda t: t[0])
@@ -103,19 +137,23 @@ def fastest(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
 
 
 def cheapest(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
-    costs = {c.key: inp.cost(c) for c in cands}
+    costs = inp.costs
     ordered = sorted(cands, key=lambda c: (costs[c.key] is None, costs[c.key] or 0.0))
-    return [(c, f"cost {costs[c.key]:g}" if costs[c.key] is not None else "no cost hint") for c in ordered]
+    return [
+        (c, ("cost {:g}", cost) if (cost := costs[c.key]) is not None else "no cost hint") for c in ordered
+    ]
 
 
 def throughput(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
     def tps(c: Candidate) -> float | None:
         measured = inp.measurements.median_tps(c.key)
-        return measured if measured is not None else inp.prior_tps(c)
+        return measured if measured is not None else inp.published_tps(c)
 
     speeds = {c.key: tps(c) for c in cands}
     ordered = sorted(cands, key=lambda c: (speeds[c.key] is None, -(speeds[c.key] or 0.0)))
-    return [(c, f"{speeds[c.key]:.0f} tok/s" if speeds[c.key] else "no throughput data") for c in ordered]
+    return [
+        (c, ("{:.0f} tok/s", speed) if (speed := speeds[c.key]) else "no throughput data") for c in ordered
+    ]
 
 
 def score(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
@@ -125,8 +163,8 @@ def score(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
     ttfts = [t for t in ttft_of.values() if t is not None]
     best_ttft = min(ttfts) if ttfts else None
     requested = inp.requested.lower()
-
-    def value(c: Candidate) -> float:
+    values: dict[str, float] = {}
+    for c in cands:
         s = w_conn * inp.measurements.laplace(c.key)
         ttft = ttft_of[c.key]
         if ttft is not None and best_ttft is not None:
@@ -135,11 +173,9 @@ def score(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
             s += w_speed * 0.5  # unknown speed: neutral, neither best nor worst
         if inp.prefer_same_model:
             s += same_model_bonus(c, requested)
-        return s
-
-    values = {c.key: value(c) for c in cands}
+        values[c.key] = s
     ordered = sorted(cands, key=lambda c: -values[c.key])
-    return [(c, f"score {values[c.key]:.3f}") for c in ordered]
+    return [(c, ("score {:.3f}", values[c.key])) for c in ordered]
 
 
 def same_model_bonus(c: Candidate, requested: str) -> float:
@@ -151,6 +187,18 @@ def same_model_bonus(c: Candidate, requested: str) -> float:
         return 0.1
     return 0.0
 
+
+# Strategies whose ranking is a function of the candidates, the runtime, the period (cheapest), the requested
+# name (score) and — where True — the measurements, so the planner may reuse it while none of them changes.
+# round-robin moves a cursor and weighted-random draws: both differ on every call.
+MEMOISABLE: dict[str, bool] = {
+    "priority": False,
+    "cheapest": False,
+    "least-used": True,
+    "fastest": True,
+    "throughput": True,
+    "score": True,
+}
 
 STRATEGIES: dict[str, Callable[[Sequence[Candidate], StrategyInput], Ordered]] = {
     "priority": priority,
