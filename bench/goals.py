@@ -53,6 +53,7 @@ def plan_runs(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
     memory = ["memory.py", "--duration", f"{args.soak:g}", "--json", str(out / "memory.json")]
     startup = ["startup.py", "--json", str(out / "startup.json")]
     plan = ["plan.py", "--json", str(out / "plan.json")]
+    plan_busy = ["plan.py", "--after-result", "--json", str(out / "plan-busy.json")]
     if args.litellm_cmd:
         overhead += ["--litellm-cmd", args.litellm_cmd]
     if args.quick:
@@ -61,7 +62,9 @@ def plan_runs(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
         memory += ["--json", str(out / "memory.json")]
         startup += ["--runs", "2", "--help-runs", "3"]
         plan += ["--calls", "1000", "--repeats", "2"]
-    return [("overhead", overhead), ("memory", memory), ("startup", startup), ("plan", plan)]
+        plan_busy += ["--calls", "1000", "--repeats", "2"]
+    runs = [("overhead", overhead), ("memory", memory), ("startup", startup), ("plan", plan)]
+    return [*runs, ("plan-busy", plan_busy)]
 
 
 def main(argv: list[str] | None = None) -> int:
