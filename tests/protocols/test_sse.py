@@ -82,7 +82,7 @@ def test_any_split_gives_the_same_events(cuts: list[int], newline: bytes) -> Non
     assert parse_all(chunks) == EXPECTED
 
 
-# ---- the relay's whole-read fast path (openai_chat.only_plain_chunks) --------------------------------
+# ---- lazy parsing and the relay's run of plain chunks (openai_chat.plain_prefix) --------------------------
 
 _PLAIN = b'data: {"choices":[{"delta":{"content":"hi"},"finish_reason":null}]}\n\n'
 _EVENTS = [
@@ -96,36 +96,58 @@ _EVENTS = [
     b": keep-alive\n\n",
     b"\n\n",
     b'data: {"choices":[{"delta":{"content":"x"},"finish_reason":null}]}\r\n\r\n',
+    b"event: ping\ndata: {}\n\n",
 ]
+
+
+def lazy_events(chunks: list[bytes]) -> list[tuple[str | None, bytes]]:
+    p = SSEParser()
+    out = []
+    for c in chunks:
+        events = p.feed_lazy(c)
+        while (ev := events.next()) is not None:
+            out.append((ev.event, ev.data))
+    return out + [(ev.event, ev.data) for ev in p.close()]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_EVENTS), min_size=1, max_size=8), st.data())
+def test_lazy_parsing_finds_the_same_events_as_feed(events: list[bytes], data: st.DataObject) -> None:
+    stream = b"".join(events)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=6)))
+    chunks = [stream[a:b] for a, b in zip([0, *cuts], [*cuts, len(stream)], strict=True)]
+    assert lazy_events(chunks) == parse_all(chunks)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(_EVENTS), min_size=1, max_size=6), st.integers(0, 40))
-def test_a_read_relayed_whole_is_what_the_event_path_would_relay(events: list[bytes], cut: int) -> None:
-    """A read takes the fast path only if the event-by-event path would have forwarded every one of its
-    events unchanged and in order: whole events, each with the not-final marker, no [DONE], no error."""
+def test_a_run_sent_unparsed_is_what_the_event_path_would_send(events: list[bytes], cut: int) -> None:
+    """The relay sends a run of events as bytes only where the event-by-event path would have forwarded
+    every one of them unchanged and in order: whole events, each with the not-final marker, no [DONE],
+    no error."""
     from modelpool.protocols import openai_chat as oc
 
     data = b"".join(events)
     if cut:
         data = data[:-cut]  # a read that ends mid-event
-    if not oc.only_plain_chunks(data):
-        return
-    parser = SSEParser()
-    parsed = parser.feed(data)
-    assert parser.pending == b""
-    assert b"".join(ev.raw for ev in parsed) == data
-    for ev in parsed:
+    events_ = SSEParser().feed_lazy(data)
+    end = oc.plain_prefix(events_.data, events_.pos)
+    run = events_.take(end)
+    assert events_.data.startswith(run)
+    for ev in SSEParser().feed(run):
         assert not ev.is_done
         assert any(m in ev.data for m in oc.NOT_FINAL_MARKERS)
         assert b'"error"' not in ev.data
+    assert run == b"".join(ev.raw for ev in SSEParser().feed(run))  # whole events, nothing dropped
 
 
-def test_plain_chunk_reads() -> None:
+def test_plain_runs() -> None:
     from modelpool.protocols import openai_chat as oc
 
-    assert oc.only_plain_chunks(_PLAIN) and oc.only_plain_chunks(_PLAIN * 3)
-    for other in _EVENTS[2:]:
-        assert not oc.only_plain_chunks(other) and not oc.only_plain_chunks(_PLAIN + other)
-    assert not oc.only_plain_chunks(_PLAIN[:-1])  # an event cut mid-way
-    assert not oc.only_plain_chunks(b"")
+    assert oc.plain_prefix(_PLAIN) == len(_PLAIN) and oc.plain_prefix(_PLAIN * 3) == 3 * len(_PLAIN)
+    for other in _EVENTS[2:8]:
+        assert oc.plain_prefix(other) == 0
+        assert oc.plain_prefix(_PLAIN + other) == len(_PLAIN)  # the run stops at the first other event
+        assert oc.plain_prefix(other + _PLAIN) == 0
+    assert oc.plain_prefix(_PLAIN + _PLAIN[:-1]) == len(_PLAIN)  # an event cut mid-way is not in the run
+    assert oc.plain_prefix(b"") == 0

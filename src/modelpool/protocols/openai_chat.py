@@ -18,22 +18,21 @@ from modelpool.protocols.errors import ClientError, WalkFailed
 NOT_FINAL_MARKERS = (b'"finish_reason":null', b'"finish_reason": null')
 
 
-def only_plain_chunks(data: bytes) -> bool:
-    """Whether one upstream read is whole `\n\n`-framed events that each carry the compact
-    `"finish_reason":null` marker (the relay's rule for a chunk that is neither final nor usage), with no
-    error and no `\r` framing. After the commit point such a read is relayed as it came, without
-    splitting it into events or parsing any JSON: the usual read of a stream at model speed (one token
-    per read). Anything else takes the event-by-event path."""
-    if not data.endswith(b"\n\n") or b"\r" in data or b'"error"' in data:
-        return False
-    marker = NOT_FINAL_MARKERS[0]
-    start, size = 0, len(data)
-    while start < size:
-        end = data.find(b"\n\n", start)
-        if data.find(marker, start, end) < 0:
-            return False  # [DONE], a final or usage chunk, a blank line: the slow path decides
-        start = end + 2
-    return True
+def plain_prefix(data: bytes, start: int = 0) -> int:
+    """Where the run of whole events from `start` that each carry the compact `"finish_reason":null`
+    (the relay's rule for a chunk that is neither final nor usage) and no error ends; `start` if none.
+    After the commit point the relay sends such a run as it came, without an event object or any JSON
+    per chunk: at model speed that is every read but the last; with an instant reply, all but its tail.
+    `data` is whole `\n`-framed events (`sse.Events`); with `\r` framing nothing is a run."""
+    if b"\r" in data:
+        return start
+    marker, find = NOT_FINAL_MARKERS[0], data.find
+    pos = start
+    while True:
+        end = find(b"\n\n", pos)
+        if end < 0 or find(marker, pos, end) < 0 or find(b'"error"', pos, end) >= 0:
+            return pos  # [DONE], a final or usage chunk, an error, a blank line: the event path decides
+        pos = end + 2
 
 
 def decode_body(body: bytes) -> Any:

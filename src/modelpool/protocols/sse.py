@@ -44,6 +44,23 @@ class SSEParser:
         events, self._buf = _split(buf)
         return events
 
+    def feed_lazy(self, chunk: bytes) -> Events:
+        """Like `feed`, but the read's whole events are parsed one at a time, on demand (`Events`): a
+        relay that stops inspecting after the commit point takes the rest of the read as bytes instead of
+        paying for an event object per chunk. The incomplete tail stays here for the next read."""
+        buf = self._buf + chunk if self._buf else chunk
+        tail = b""
+        if b"\r" in buf:
+            if buf.endswith(b"\r"):
+                buf, tail = buf[:-1], b"\r"
+            buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        end = buf.rfind(b"\n\n") + 2  # 1 when there is no whole event yet
+        if end < 2:
+            self._buf = buf + tail
+            return Events(b"")
+        self._buf = buf[end:] + tail
+        return Events(buf if end == len(buf) else buf[:end])
+
     def close(self) -> list[SSEEvent]:
         """End of stream: an unterminated last event still counts if it has fields."""
         rest = self._buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n").strip(b"\n")
@@ -56,6 +73,33 @@ class SSEParser:
     @property
     def pending(self) -> bytes:
         return self._buf
+
+
+class Events:
+    """The whole events of one read (`SSEParser.feed_lazy`): `next()` parses the next one, `take(end)`
+    hands over the raw bytes up to `end` unparsed. A lone newline left at the end (a blank line the
+    framing split oddly) carries no event."""
+
+    __slots__ = ("data", "pos")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data  # whole events, `\n` framing
+        self.pos = 0
+
+    def next(self) -> SSEEvent | None:
+        data, find = self.data, self.data.find
+        while True:
+            end = find(b"\n\n", self.pos)
+            if end < 0:
+                return None
+            block, raw = data[self.pos : end], data[self.pos : end + 2]
+            self.pos = end + 2
+            if block and (ev := _parse_block(block, raw)) is not None:
+                return ev
+
+    def take(self, end: int) -> bytes:
+        start, self.pos = self.pos, end
+        return self.data if start == 0 and end == len(self.data) else self.data[start:end]
 
 
 def _split(buf: bytes) -> tuple[list[SSEEvent], bytes]:

@@ -20,7 +20,7 @@ from modelpool.aggregators import RoutingRecord, find_routing, inject_order
 from modelpool.health.classify import FailureKind, classify
 from modelpool.protocols import openai_chat as oc
 from modelpool.protocols.effort import nearest_effort, write_effort
-from modelpool.protocols.sse import SSEParser
+from modelpool.protocols.sse import SSEEvent, SSEParser
 from modelpool.routing.call import Call, Candidate
 from modelpool.upstream.client import AttemptFailure, UpstreamClient
 from modelpool.walk.streaming import UpstreamReads, drain, in_stream_failure_kind, read_body, stream_result
@@ -102,6 +102,7 @@ class OpenAIStreamRelay:
         self.committed = False  # answer content sent: no retry, no switch from here on
         self.usage: Any = None
         self._aggregator = False  # the current attempt's route writes routing records
+        self._first_at: float | None = None  # the current attempt's first reasoning/answer event
 
     async def attempt(self, cand: Candidate) -> AttemptResult:
         t0 = time.monotonic()
@@ -141,36 +142,55 @@ class OpenAIStreamRelay:
         # Everything one upstream read yields goes out in one write: a socket write per event cost more
         # CPU than the rest of the relay (measured in bench/RESULTS.md).
         out: list[bytes] = []
-        first_at: float | None = None
+        self._first_at = None
         reads = UpstreamReads.start(resp.content, self.client.timeouts)
         try:
             while True:
-                data = await reads.read(before_first=first_at is None)
-                if self.committed and not parser.pending and oc.only_plain_chunks(data):
-                    await self._emit(data)  # whole non-final chunks after the commit point: as they came
-                    continue
-                for ev in parser.feed(data) if data else parser.close():
-                    if ev.is_done:
-                        await self._finish(held, tail, out)
-                        return stream_result(t0, first_at, self.usage)
-                    if self.committed and any(m in ev.data for m in oc.NOT_FINAL_MARKERS):
-                        out.append(ev.raw)  # post-commit fast path: no JSON parse
-                        continue
-                    info = oc.inspect(ev.data)
-                    if info.error is not None:
-                        raise self._stream_failure(info.error)
-                    if info.final and not info.content:
-                        tail.append(info)
-                        continue
-                    if info.meaningful and first_at is None:
-                        first_at = time.monotonic()
-                    await self._forward(ev.raw, info, held, out)
+                data = await reads.read(before_first=self._first_at is None)
                 if not data:
+                    for last in parser.close():
+                        if await self._on_event(last, held, tail, out):
+                            return stream_result(t0, self._first_at, self.usage)
                     raise AttemptFailure(FailureKind.NETWORK, "upstream stream ended without [DONE]")
+                if self.committed and not parser.pending and oc.plain_prefix(data) == len(data) > 0:
+                    await self._emit(data)  # the usual read at model speed: whole plain chunks only
+                    continue
+                events = parser.feed_lazy(data)
+                while True:
+                    if self.committed:  # whole non-final chunks after the commit point go as they came
+                        end = oc.plain_prefix(events.data, events.pos)
+                        if end > events.pos:
+                            out.append(events.take(end))
+                    ev = events.next()
+                    if ev is None:
+                        break
+                    if await self._on_event(ev, held, tail, out):
+                        return stream_result(t0, self._first_at, self.usage)
                 await self._flush(out)
         finally:
             reads.close()
             await self._flush(out)  # content that arrived before a failure still reaches the client
+
+    async def _on_event(
+        self, ev: SSEEvent, held: list[bytes], tail: list[oc.ChunkInfo], out: list[bytes]
+    ) -> bool:
+        """One event the whole-run path did not take; True at `[DONE]` (the reply is complete)."""
+        if ev.is_done:
+            await self._finish(held, tail, out)
+            return True
+        if self.committed and any(m in ev.data for m in oc.NOT_FINAL_MARKERS):
+            out.append(ev.raw)  # e.g. the spaced marker: still no JSON parse after the commit point
+            return False
+        info = oc.inspect(ev.data)
+        if info.error is not None:
+            raise self._stream_failure(info.error)
+        if info.final and not info.content:
+            tail.append(info)
+            return False
+        if info.meaningful and self._first_at is None:
+            self._first_at = time.monotonic()
+        await self._forward(ev.raw, info, held, out)
+        return False
 
     async def _flush(self, out: list[bytes]) -> None:
         if out:
