@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import signal
 import statistics
 import sys
 import tempfile
@@ -32,7 +31,6 @@ import uuid
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import aiohttp
@@ -41,7 +39,7 @@ import orjson
 from harness import procs
 from harness.load import Target, new_session
 from harness.report import command_line, machine_info, machine_lines, md_table, now_utc, plain_table
-from harness.run import guarded_run
+from harness.run import guarded_run, interrupt_on_signals
 from harness.stats import percentile
 
 MODEL = "deepseek/deepseek-v4.1-flash-1017"
@@ -371,14 +369,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def _term_as_interrupt(signum: int, frame: FrameType | None) -> None:
-    signal.raise_signal(signal.SIGINT)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _term_as_interrupt)
+    interrupt_on_signals()
     workdir = Path(tempfile.mkdtemp(prefix="modelpool-bench-"))
     children = procs.Children(workdir)
     doc: dict[str, Any] = {"date": now_utc(), "command": command_line(), "machine": machine_info()}

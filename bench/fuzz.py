@@ -20,20 +20,18 @@ import argparse
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import orjson
 
 from harness import procs
 from harness.report import command_line, machine_info, machine_lines, md_table, now_utc, plain_table
-from harness.run import guarded_run
+from harness.run import guarded_run, interrupt_on_signals
 
 REPO = Path(__file__).resolve().parents[1]
 CLIENT_TEST = "tests/faults/test_bad_input.py::test_random_json_never_gets_a_5xx"
@@ -137,10 +135,6 @@ def count_cases(report: Path) -> tuple[int, int]:
     return cases, failures
 
 
-def _term_as_interrupt(signum: int, frame: FrameType | None) -> None:
-    signal.raise_signal(signal.SIGINT)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--client", type=int, default=2000, help="examples per client endpoint (4 endpoints)")
@@ -150,8 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--keep-logs", action="store_true")
     args = ap.parse_args(argv)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _term_as_interrupt)
+    interrupt_on_signals()
     doc: dict[str, Any] = {"date": now_utc(), "command": command_line(), "machine": machine_info()}
     workdir = Path(tempfile.mkdtemp(prefix="modelpool-fuzz-"))
     children = procs.Children(workdir)

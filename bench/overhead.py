@@ -17,14 +17,12 @@ import asyncio
 import gc
 import math
 import os
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import aiohttp
@@ -34,7 +32,7 @@ from harness import procs
 from harness.goals import GOAL_SCENARIOS, goals_table, overhead_goals
 from harness.load import Sample, Target, closed_block, make_body, new_session, one_call, open_block
 from harness.report import command_line, machine_info, markdown_block, now_utc, scenario_table
-from harness.run import guarded_run
+from harness.run import guarded_run, interrupt_on_signals
 from harness.stats import Summary, Tally, comparisons, deltas
 
 STRATEGIES = [
@@ -304,12 +302,6 @@ async def run_all(targets: list[Target], sim: procs.Child, args: argparse.Namesp
 # ---- orchestration -------------------------------------------------------------------------------------
 
 
-def _term_as_interrupt(signum: int, frame: FrameType | None) -> None:
-    # Re-raised as SIGINT so the asyncio runner cancels the load cleanly (pending requests closed)
-    # instead of a KeyboardInterrupt surfacing from inside a transport callback.
-    signal.raise_signal(signal.SIGINT)
-
-
 def litellm_version(exe: str) -> str:
     """Asked of the interpreter next to the executable: `litellm --version` imports the whole proxy."""
     python = Path(exe).resolve().parent / "python"
@@ -322,10 +314,7 @@ def litellm_version(exe: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    # Ctrl-C and `kill` both end in the `finally` that tears the children down. SIGINT is reset because a
-    # shell starting the harness in the background hands it over ignored.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _term_as_interrupt)
+    interrupt_on_signals()
     workdir = Path(tempfile.mkdtemp(prefix="modelpool-bench-"))
     children = procs.Children(workdir)
     doc: dict[str, Any] = {"date": now_utc(), "command": command_line(), "machine": machine_info()}

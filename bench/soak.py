@@ -22,13 +22,11 @@ import argparse
 import asyncio
 import os
 import random
-import signal
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import aiohttp
@@ -36,7 +34,7 @@ import orjson
 
 from harness import procs
 from harness.report import command_line, machine_info, machine_lines, md_table, now_utc, plain_table
-from harness.run import guarded_run
+from harness.run import guarded_run, interrupt_on_signals
 from harness.soak_calls import DIALECTS, VERDICTS, Outcome, soak_call
 
 AGG_MODEL = "deepseek/deepseek-v4.1-flash-1017"  # the bench fleet's aggregator model
@@ -293,14 +291,9 @@ def upstream_faults(sim_config: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _term_as_interrupt(signum: int, frame: FrameType | None) -> None:
-    signal.raise_signal(signal.SIGINT)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _term_as_interrupt)
+    interrupt_on_signals()
     workdir = Path(tempfile.mkdtemp(prefix="modelpool-soak-"))
     children = procs.Children(workdir)
     settings = {

@@ -19,7 +19,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,39 +82,36 @@ class Child:
             return ""
         return "\n".join(text.splitlines()[-lines:])
 
-    def cpu_seconds(self) -> float:
-        """user+system CPU of every live process in the child's group (uvicorn/gunicorn workers included).
-
-        Read from /proc; 0.0 where /proc is unavailable. The clock-tick granularity (10 ms) washes out
-        over a block of hundreds of calls."""
-        total = 0
+    def _group(self) -> Iterator[tuple[str, list[bytes]]]:
+        """(pid, the /proc stat fields after the command name) of every live process in the child's group
+        (uvicorn/gunicorn workers included: start_new_session made the child its group leader)."""
         for entry in os.scandir("/proc"):
             if not entry.name.isdigit():
                 continue
             try:
                 with open(f"/proc/{entry.name}/stat", "rb") as f:
                     raw = f.read()
-            except OSError:
+                rest = raw[raw.rfind(b")") + 2 :].split()  # the command name may contain spaces
+                if int(rest[2]) == self.pid:  # pgrp
+                    yield entry.name, rest
+            except (OSError, ValueError, IndexError):
                 continue
-            # Fields after the parenthesised command name (which may contain spaces).
-            rest = raw[raw.rfind(b")") + 2 :].split()
-            if int(rest[2]) == self.pid:  # pgrp: start_new_session made the child its group leader
-                total += int(rest[11]) + int(rest[12])  # utime, stime
-        return total / _CLK_TCK
+
+    def cpu_seconds(self) -> float:
+        """user+system CPU of every live process in the child's group.
+
+        Read from /proc; 0.0 where /proc is unavailable. The clock-tick granularity (10 ms) washes out
+        over a block of hundreds of calls."""
+        ticks = sum(int(rest[11]) + int(rest[12]) for _, rest in self._group())  # utime, stime
+        return ticks / _CLK_TCK
 
     def rss_mb(self) -> float | None:
         """Resident memory (MB) of every live process in the child's group, from /proc (None: no /proc)."""
         total = 0
         seen = False
-        for entry in os.scandir("/proc"):
-            if not entry.name.isdigit():
-                continue
+        for pid, _ in self._group():
             try:
-                with open(f"/proc/{entry.name}/stat", "rb") as f:
-                    raw = f.read()
-                if int(raw[raw.rfind(b")") + 2 :].split()[2]) != self.pid:
-                    continue
-                with open(f"/proc/{entry.name}/statm", "rb") as f:
+                with open(f"/proc/{pid}/statm", "rb") as f:
                     total += int(f.read().split()[1])  # resident pages
                 seen = True
             except (OSError, ValueError, IndexError):

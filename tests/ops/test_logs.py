@@ -8,12 +8,14 @@ import json
 import logging
 import re
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anthropic
 import httpx
 import openai
+import pytest
 
 from modelpool import logs
 from modelpool.logs import setup_logging
@@ -93,41 +95,47 @@ def test_serve_writes_one_json_line_per_call_with_the_request_id(fleet: FleetThr
     assert three["pool"] is None and three["route"] is None
 
 
-def test_text_on_a_terminal_json_elsewhere_and_a_second_setup_does_not_double_lines() -> None:
+@pytest.fixture
+def root_logging() -> Iterator[None]:
+    """The root logger's level and handlers as they were, and no fast call-line writer, after the test."""
+    root = logging.getLogger()
+    saved = (root.level, list(root.handlers))
+    yield
+    logs.fast_call_line = None
+    for h in list(root.handlers):
+        root.removeHandler(h)
+    for h in saved[1]:
+        root.addHandler(h)
+    root.setLevel(saved[0])
+
+
+def test_text_on_a_terminal_json_elsewhere_and_a_second_setup_does_not_double_lines(
+    root_logging: None,
+) -> None:
     class Tty(io.StringIO):
         def isatty(self) -> bool:
             return True
 
-    root = logging.getLogger()
-    saved = (root.level, list(root.handlers))
-    try:
-        tty = Tty()
-        assert setup_logging("info", "auto", tty) == "text"
-        fields = {"request_id": "r1", "route": None, "attempts": [{"route": "a/m", "kind": "server"}]}
-        logging.getLogger("modelpool.calls").info("call", extra={"call": fields})
-        logs.flush_logs()
-        assert tty.getvalue().rstrip().endswith("modelpool.calls: call request_id=r1 attempts=a/m:server")
-        pipe = io.StringIO()
-        assert setup_logging("info", "auto", pipe) == "json"
-        logging.getLogger("modelpool.x").warning("hello %s", "there")
-        logs.flush_logs()
-        assert json.loads(pipe.getvalue())["msg"] == "hello there"
-        assert tty.getvalue().count("\n") == 1  # the first handler was replaced, not kept
-        forced = io.StringIO()
-        setup_logging("info", "text", forced)
-        logging.getLogger("modelpool.x").info("plain")
-        logs.flush_logs()
-        assert "INFO modelpool.x: plain" in forced.getvalue()
-    finally:
-        logs.fast_call_line = None
-        for h in list(root.handlers):
-            root.removeHandler(h)
-        for h in saved[1]:
-            root.addHandler(h)
-        root.setLevel(saved[0])
+    tty = Tty()
+    assert setup_logging("info", "auto", tty) == "text"
+    fields = {"request_id": "r1", "route": None, "attempts": [{"route": "a/m", "kind": "server"}]}
+    logging.getLogger("modelpool.calls").info("call", extra={"call": fields})
+    logs.flush_logs()
+    assert tty.getvalue().rstrip().endswith("modelpool.calls: call request_id=r1 attempts=a/m:server")
+    pipe = io.StringIO()
+    assert setup_logging("info", "auto", pipe) == "json"
+    logging.getLogger("modelpool.x").warning("hello %s", "there")
+    logs.flush_logs()
+    assert json.loads(pipe.getvalue())["msg"] == "hello there"
+    assert tty.getvalue().count("\n") == 1  # the first handler was replaced, not kept
+    forced = io.StringIO()
+    setup_logging("info", "text", forced)
+    logging.getLogger("modelpool.x").info("plain")
+    logs.flush_logs()
+    assert "INFO modelpool.x: plain" in forced.getvalue()
 
 
-def test_a_slow_log_reader_never_blocks_the_caller() -> None:
+def test_a_slow_log_reader_never_blocks_the_caller(root_logging: None) -> None:
     """A pipe whose reader stalls (a log shipper falling behind) must not stall calls: lines wait in the
     writer thread's queue. Were the write done by the caller, it would sit in `write` until the stream
     gives up and `timed_out` would be set."""
@@ -143,25 +151,15 @@ def test_a_slow_log_reader_never_blocks_the_caller() -> None:
                 self.timed_out = True
             return super().write(s)
 
-    root = logging.getLogger()
-    saved = (root.level, list(root.handlers))
     pipe = StalledPipe()
-    try:
-        setup_logging("info", "json", pipe)
-        assert logs.fast_call_line is not None
-        for i in range(3):
-            logs.fast_call_line({"request_id": f"r{i}"})
-        logging.getLogger("modelpool.x").warning("still here")
-        pipe.release.set()
-        logs.flush_logs()
-        lines = [json.loads(x) for x in pipe.getvalue().splitlines()]
-        assert not pipe.timed_out
-        assert [x.get("request_id") for x in lines] == ["r0", "r1", "r2", None]
-        assert lines[-1]["msg"] == "still here"
-    finally:
-        logs.fast_call_line = None
-        for h in list(root.handlers):
-            root.removeHandler(h)
-        for h in saved[1]:
-            root.addHandler(h)
-        root.setLevel(saved[0])
+    setup_logging("info", "json", pipe)
+    assert logs.fast_call_line is not None
+    for i in range(3):
+        logs.fast_call_line({"request_id": f"r{i}"})
+    logging.getLogger("modelpool.x").warning("still here")
+    pipe.release.set()
+    logs.flush_logs()
+    lines = [json.loads(x) for x in pipe.getvalue().splitlines()]
+    assert not pipe.timed_out
+    assert [x.get("request_id") for x in lines] == ["r0", "r1", "r2", None]
+    assert lines[-1]["msg"] == "still here"

@@ -152,9 +152,14 @@ class OpenAIStreamRelay:
                         if await self._on_event(last, held, tail, out):
                             return stream_result(t0, self._first_at, self.usage)
                     raise AttemptFailure(FailureKind.NETWORK, "upstream stream ended without [DONE]")
-                if self.committed and not parser.pending and oc.plain_prefix(data) == len(data) > 0:
-                    await self._emit(data)  # the usual read at model speed: whole plain chunks only
-                    continue
+                if self.committed and not parser.pending:
+                    end = oc.plain_prefix(data)
+                    if end == len(data):
+                        await self._emit(data)  # the usual read at model speed: whole plain chunks only
+                        continue
+                    if end:
+                        out.append(data[:end])  # the plain run before a final chunk or [DONE]
+                        data = data[end:]
                 events = parser.feed_lazy(data)
                 while True:
                     if self.committed:  # whole non-final chunks after the commit point go as they came
