@@ -64,14 +64,29 @@ class KnownProvider:
     env_vars: tuple[str, ...]  # first non-empty one wins
     kind: str = "openai"
     cache_lifetime: str | None = None  # prompt-cache lifetime, when the provider documents one
+    dialects: tuple[str, ...] = ()  # SPEC §1.6: what it speaks natively, when more than its kind's default
+    base_urls: tuple[tuple[str, str], ...] = ()  # a dialect's own API root
 
 
 # The one table to extend. Order matters: it is the registration order routing falls back on.
 KNOWN_PROVIDERS: tuple[KnownProvider, ...] = (
     KnownProvider(
-        "deepseek", "DeepSeek", "https://api.deepseek.com", ("DEEPSEEK_API_KEY",), cache_lifetime="1h"
+        "deepseek",
+        "DeepSeek",
+        "https://api.deepseek.com",
+        ("DEEPSEEK_API_KEY",),
+        cache_lifetime="1h",
+        dialects=("openai", "anthropic"),
+        base_urls=(("anthropic", "https://api.deepseek.com/anthropic"),),
     ),
-    KnownProvider("openai", "OpenAI", "https://api.openai.com/v1", ("OPENAI_API_KEY",), cache_lifetime="10m"),
+    KnownProvider(
+        "openai",
+        "OpenAI",
+        "https://api.openai.com/v1",
+        ("OPENAI_API_KEY",),
+        cache_lifetime="10m",
+        dialects=("openai", "responses"),
+    ),
     KnownProvider("anthropic", "Anthropic", "https://api.anthropic.com", ("ANTHROPIC_API_KEY",), "anthropic"),
     KnownProvider(
         "vercel",
@@ -122,6 +137,10 @@ def detect_providers(env: Mapping[str, str]) -> list[dict[str, Any]]:
         }
         if known.cache_lifetime is not None:
             entry["cache_lifetime"] = known.cache_lifetime
+        if known.dialects:
+            entry["dialects"] = list(known.dialects)
+        if known.base_urls:
+            entry["base_urls"] = dict(known.base_urls)
         found.append(entry)
     return found
 

@@ -19,6 +19,15 @@ Size = Annotated[int, BeforeValidator(parse_size)]
 EFFORT_TIERS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 Effort = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 ProviderKind = Literal["openai", "anthropic", "vercel", "openrouter"]
+Dialect = Literal["openai", "anthropic", "responses"]  # SPEC §1.6: Chat Completions, Messages, Responses
+DIALECTS: tuple[Dialect, ...] = ("openai", "anthropic", "responses")
+# What each kind speaks unless `providers[].dialects` says otherwise (SPEC §1.6).
+KIND_DIALECTS: dict[str, tuple[Dialect, ...]] = {
+    "openai": ("openai",),
+    "anthropic": ("anthropic",),
+    "vercel": DIALECTS,
+    "openrouter": DIALECTS,
+}
 Strategy = Literal[
     "priority", "round-robin", "weighted-random", "least-used", "fastest", "cheapest", "throughput", "score"
 ]
@@ -34,6 +43,16 @@ class ServerConfig(_Model):
     api_keys: list[str] = Field(default_factory=list)
     admin_token: str | None = None
     max_body: Size = 32 * 1024**2
+    # Request headers a native attempt forwards to the upstream, per client dialect (glob patterns, case-
+    # insensitive). The client's own key, hop-by-hop headers and `x-modelpool-*` are never forwarded,
+    # whatever this says (README "Native relays").
+    forward_headers: dict[Dialect, list[str]] = Field(
+        default_factory=lambda: {
+            "openai": ["openai-*"],
+            "anthropic": ["anthropic-*"],
+            "responses": ["openai-*"],
+        }
+    )
 
     @field_validator("api_keys", mode="before")
     @classmethod
@@ -98,6 +117,8 @@ class ProviderConfig(_Model):
     cost: CostHint | None = None
     cache_lifetime: Duration | None = None
     headers: dict[str, str] = Field(default_factory=dict)
+    dialects: list[Dialect] | None = None  # None: the kind's default (KIND_DIALECTS)
+    base_urls: dict[Dialect, str] = Field(default_factory=dict)  # a dialect's own API root
 
     @field_validator("id")
     @classmethod
@@ -119,9 +140,28 @@ class ProviderConfig(_Model):
             raise ValueError(f"base_url must be an http(s) URL, got {v!r}")
         return v
 
+    @field_validator("base_urls")
+    @classmethod
+    def _http_urls(cls, v: dict[str, str]) -> dict[str, str]:
+        for dialect, url in v.items():
+            if not re.match(r"^https?://[^\s/]+", url):
+                raise ValueError(f"base_urls.{dialect} must be an http(s) URL, got {url!r}")
+        return v
+
+    @field_validator("dialects")
+    @classmethod
+    def _some_dialect(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and not v:
+            raise ValueError("dialects may not be empty (omit it for the kind's default)")
+        return list(dict.fromkeys(v)) if v is not None else None
+
     @property
     def display_name(self) -> str:
         return self.name or self.id
+
+    @property
+    def effective_dialects(self) -> tuple[Dialect, ...]:
+        return tuple(self.dialects) if self.dialects else KIND_DIALECTS[self.kind]
 
 
 class GroupConfig(_Model):
@@ -175,6 +215,9 @@ class PoolConfig(_Model):
     confirm_switch: Literal["off", "ask"] = "off"
     confirm_timeout: Duration = 20.0
     notice: Literal["header", "inline"] = "header"
+    # SPEC §1.6: a call carrying what a translating route cannot carry is refused (400 naming the field)
+    # when no route can carry it; `allow` serves it anyway and reports the loss in `x-modelpool-dropped`.
+    lossy_translation: Literal["refuse", "allow"] = "refuse"
     purposes: list[str] = Field(default_factory=lambda: ["compaction", "session-title"])
     groups: list[GroupConfig] = Field(default_factory=_default_groups)
 

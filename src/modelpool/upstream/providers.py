@@ -35,6 +35,9 @@ class ProviderEndpoint:
     headers: tuple[tuple[str, str], ...] = field(repr=False)  # auth + configured extra headers
     has_key: bool
     api_key: str | None = field(default=None, repr=False)  # aggregators' stats calls; never logged
+    dialects: tuple[str, ...] = ("openai",)  # SPEC §1.6, in the provider's order of preference
+    roots: tuple[tuple[str, str], ...] = ()  # (dialect, API root) where a dialect has its own root
+    anthropic_headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # auth for /messages
 
     @property
     def aggregator(self) -> bool:
@@ -42,15 +45,40 @@ class ProviderEndpoint:
 
     @property
     def speaks_anthropic(self) -> bool:
-        return self.kind == "anthropic"
+        """Anthropic is the only dialect this route speaks (it cannot take a translated OpenAI call)."""
+        return self.dialects == ("anthropic",)
+
+    def speaks(self, dialect: str) -> bool:
+        return dialect in self.dialects
+
+    def root_for(self, dialect: str) -> str:
+        for d, root in self.roots:
+            if d == dialect:
+                return root
+        return self.root
+
+    def url_for(self, dialect: str) -> str:
+        """The upstream URL of a call in `dialect` (which this route must speak)."""
+        if dialect == "anthropic":
+            return self.root_for("anthropic") + "/messages"
+        if dialect == "responses":
+            return self.root_for("responses") + "/responses"
+        return self.root_for("openai") + "/chat/completions"
+
+    def headers_for(self, dialect: str) -> tuple[tuple[str, str], ...]:
+        return self.anthropic_headers if dialect == "anthropic" else self.headers
 
     @property
     def chat_url(self) -> str:
-        return self.root + "/chat/completions"
+        return self.url_for("openai")
 
     @property
     def messages_url(self) -> str:
-        return self.root + "/messages"
+        return self.url_for("anthropic")
+
+    @property
+    def count_tokens_url(self) -> str:
+        return self.url_for("anthropic") + "/count_tokens"
 
     @property
     def models_url(self) -> str:
@@ -58,7 +86,7 @@ class ProviderEndpoint:
 
     def redact(self, text: str) -> str:
         """Remove any credential of this provider from a text before it is logged or returned."""
-        for name, value in self.headers:
+        for name, value in (*self.headers, *self.anthropic_headers):
             if name.lower() in ("authorization", "x-api-key") and value:
                 secret = value.removeprefix("Bearer ")
                 if len(secret) >= 4:
@@ -67,14 +95,13 @@ class ProviderEndpoint:
 
 
 def build_endpoint(provider: ProviderConfig, api_key: str | None) -> ProviderEndpoint:
-    headers: list[tuple[str, str]] = []
+    anthropic = _anthropic_auth(provider.kind, api_key)
     if provider.kind == "anthropic":
-        if api_key:
-            headers.append(("x-api-key", api_key))
-        headers.append(("anthropic-version", ANTHROPIC_VERSION))
-    elif api_key:
-        headers.append(("Authorization", f"Bearer {api_key}"))
+        headers = list(anthropic)
+    else:
+        headers = [("Authorization", f"Bearer {api_key}")] if api_key else []
     headers.extend(provider.headers.items())
+    anthropic.extend(provider.headers.items())
     return ProviderEndpoint(
         id=provider.id,
         kind=provider.kind,
@@ -83,4 +110,20 @@ def build_endpoint(provider: ProviderConfig, api_key: str | None) -> ProviderEnd
         headers=tuple(headers),
         has_key=bool(api_key),
         api_key=api_key,
+        dialects=provider.effective_dialects,
+        roots=tuple((d, api_root(url)) for d, url in provider.base_urls.items()),
+        anthropic_headers=tuple(anthropic),
     )
+
+
+def _anthropic_auth(kind: str, api_key: str | None) -> list[tuple[str, str]]:
+    """Auth for a Messages call. Anthropic itself takes `x-api-key` (a bearer token there means OAuth);
+    the Anthropic-compatible roots of other providers (DeepSeek, Vercel, OpenRouter) document one or the
+    other, so they get both."""
+    headers: list[tuple[str, str]] = []
+    if api_key:
+        headers.append(("x-api-key", api_key))
+        if kind != "anthropic":
+            headers.append(("Authorization", f"Bearer {api_key}"))
+    headers.append(("anthropic-version", ANTHROPIC_VERSION))
+    return headers
