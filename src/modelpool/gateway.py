@@ -33,6 +33,7 @@ from modelpool.health.registry import HealthRegistry
 from modelpool.observe import Observer
 from modelpool.periods import CalendarStore, default_cache_path
 from modelpool.protocols import openai_chat as oc
+from modelpool.relays.choose import once_relay, stream_relay
 from modelpool.routing.call import Call, Candidate
 from modelpool.routing.measurements import RegistryMeasurements
 from modelpool.routing.planner import Planner
@@ -45,7 +46,6 @@ from modelpool.upstream.client import UpstreamClient
 from modelpool.upstream.discovery import Discovery
 from modelpool.upstream.providers import ProviderEndpoint, build_endpoint
 from modelpool.walk.consent import QuestionBoard
-from modelpool.walk.relays import once_relay, stream_relay
 from modelpool.walk.walker import Walker
 from modelpool.walk.wiring import GatewaySink
 
@@ -335,7 +335,7 @@ class Gateway:
         req = oc.parse_request(orjson.dumps({**request, "stream": False}))
         call = self.prepare("openai", req, headers)
         walker = self.walker(call)
-        relay = once_relay(call, walker.plan, self.client, self.inner_order)
+        relay = once_relay(call, self.client, self.inner_order)
         await walker.run(relay.attempt)
         self.finish(call, walker, relay.routing)
         result: dict[str, Any] = orjson.loads(relay.final_body(walker.state))
@@ -354,7 +354,7 @@ class Gateway:
         async def start(_status: int, _headers: list[tuple[bytes, bytes]]) -> None:
             return None
 
-        relay = stream_relay(call, walker.plan, self.client, walker.state, start, queue.put, self.inner_order)
+        relay = stream_relay(call, self.client, walker.state, start, queue.put, self.inner_order)
         task = asyncio.create_task(walker.run(relay.attempt))
         task.add_done_callback(lambda _t: queue.put_nowait(None))
         from modelpool.protocols.sse import SSEParser

@@ -11,7 +11,7 @@ import pytest
 
 from modelpool.health.classify import FailureKind
 from modelpool.upstream.client import AttemptFailure
-from modelpool.walk.streaming import UpstreamReads
+from modelpool.relays.reads import UpstreamReads
 
 
 class QueueReader:

@@ -37,6 +37,10 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+def _default_forward_headers() -> dict[Dialect, list[str]]:
+    return {"openai": ["openai-*"], "anthropic": ["anthropic-*"], "responses": ["openai-*"]}
+
+
 class ServerConfig(_Model):
     host: str = "127.0.0.1"
     port: int = Field(default=4000, ge=0, le=65535)
@@ -46,13 +50,7 @@ class ServerConfig(_Model):
     # Request headers a native attempt forwards to the upstream, per client dialect (glob patterns, case-
     # insensitive). The client's own key, hop-by-hop headers and `x-modelpool-*` are never forwarded,
     # whatever this says (README "Native relays").
-    forward_headers: dict[Dialect, list[str]] = Field(
-        default_factory=lambda: {
-            "openai": ["openai-*"],
-            "anthropic": ["anthropic-*"],
-            "responses": ["openai-*"],
-        }
-    )
+    forward_headers: dict[Dialect, list[str]] = Field(default_factory=_default_forward_headers)
 
     @field_validator("api_keys", mode="before")
     @classmethod

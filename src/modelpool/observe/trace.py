@@ -24,8 +24,6 @@ from typing import Any
 
 from modelpool.protocols.errors import AttemptRecord
 from modelpool.routing.call import Call, Candidate
-from modelpool.walk.openai_relay import OpenAIStreamRelay
-from modelpool.walk.translate_relay import TranslatingStreamRelay
 
 # A client's id is echoed in a response header and a log line: bounded and plain, or replaced.
 _RID_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/+=@-]{0,127}")
@@ -165,13 +163,7 @@ def usage_tokens(relay: Any) -> tuple[int | None, int | None]:
 
     The byte-faithful stream relay sees usage only when the client asked for it
     (`stream_options.include_usage`); the translating relays always ask upstream for it."""
-    if isinstance(relay, OpenAIStreamRelay):
-        usage = relay.usage
-    elif isinstance(relay, TranslatingStreamRelay):
-        usage = relay.t.usage if relay.t is not None else None
-    else:  # the once relays keep the upstream body
-        obj = getattr(relay, "obj", None)
-        usage = obj.get("usage") if isinstance(obj, dict) else None
+    usage = getattr(relay, "usage", None)
     if not isinstance(usage, dict):
         return None, None
     tin = usage.get("prompt_tokens", usage.get("input_tokens"))

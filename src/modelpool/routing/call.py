@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,7 @@ class Call:
     locale: str = "en"  # from Accept-Language: the language of the inline switch notice
     has_images: bool = False  # SPEC §3.1 step 2
     has_tools: bool = False  # step 3
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)  # the client's request headers
     _est_tokens: int | None = field(default=None, repr=False)
 
     @property

@@ -45,4 +45,5 @@ def prepare_call(rt: Runtime, ingress: str, body: dict[str, Any], headers: Mappi
         locale=headers.get("accept-language", "en")[:2].lower(),
         has_images=oc.has_images(body),
         has_tools=oc.has_tools(body),
+        headers=headers,
     )

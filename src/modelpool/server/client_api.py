@@ -20,10 +20,9 @@ from modelpool.protocols import anthropic as an
 from modelpool.protocols import openai_chat as oc
 from modelpool.protocols import responses as rs
 from modelpool.protocols.errors import ClientError, WalkFailed
+from modelpool.relays.choose import CallStreamRelay, once_relay, stream_relay
 from modelpool.routing.call import Call
 from modelpool.server.asgi import DisconnectWatch, Receive, Scope, Send, header_map, read_body, send_bytes
-from modelpool.walk.relays import StreamRelay, once_relay, stream_relay
-from modelpool.walk.translate_relay import TranslatingStreamRelay
 from modelpool.walk.walker import CommittedFailure
 
 if TYPE_CHECKING:
@@ -114,14 +113,15 @@ async def _once(
     gw: Gateway, ingress: Ingress, call: Call, send: Send, watch: DisconnectWatch, trace: CallTrace
 ) -> None:
     walker = gw.walker(call)
-    relay = once_relay(call, walker.plan, gw.client, gw.inner_order)
+    relay = once_relay(call, gw.client, gw.inner_order, gw.runtime.config.server.forward_headers)
     trace.walker, trace.relay = walker, relay
     try:
         await walker.run(trace.timed(relay.attempt, gw.observer.in_flight))
     except WalkFailed as err:
         watch.finish()
-        trace.status, trace.outcome = err.status, "failed"
-        await send_bytes(send, err.status, ingress.walk_failed(err), [trace.header])
+        status, body = _failed_reply(ingress, relay.native_error, err)
+        trace.status, trace.outcome = status, "failed"
+        await send_bytes(send, status, body, [trace.header])
         return
     watch.finish()
     body = relay.final_body(walker.state)
@@ -143,7 +143,8 @@ async def _stream(
     async def emit(data: bytes) -> None:
         await send({"type": "http.response.body", "body": data, "more_body": True})
 
-    relay = stream_relay(call, walker.plan, gw.client, walker.state, start, emit, gw.inner_order)
+    forward = gw.runtime.config.server.forward_headers
+    relay = stream_relay(call, gw.client, walker.state, start, emit, gw.inner_order, forward)
     trace.walker, trace.relay = walker, relay
     try:
         await walker.run(trace.timed(relay.attempt, gw.observer.in_flight))
@@ -155,7 +156,9 @@ async def _stream(
             await emit(_stream_error(ingress, relay, err))
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         else:
-            await send_bytes(send, err.status, ingress.walk_failed(err), [trace.header])
+            status, body = _failed_reply(ingress, relay.native_error, err)
+            trace.status = status
+            await send_bytes(send, status, body, [trace.header])
         return
     except CommittedFailure:
         # Cut after content: the client got an error event; the call line says so (outcome "cut").
@@ -166,10 +169,20 @@ async def _stream(
     await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-def _stream_error(ingress: Ingress, relay: StreamRelay, err: WalkFailed) -> bytes:
-    if isinstance(relay, TranslatingStreamRelay) and relay.t is not None:
-        return relay.t.error(err.message, err.type, err.status)
-    return ingress.stream_error(err.message, err.type)
+def _stream_error(ingress: Ingress, relay: CallStreamRelay, err: WalkFailed) -> bytes:
+    event = relay.error_event(err.message, err.type, err.status)
+    return event if event is not None else ingress.stream_error(err.message, err.type)
+
+
+def _failed_reply(
+    ingress: Ingress, native_error: tuple[int, bytes] | None, err: WalkFailed
+) -> tuple[int, bytes]:
+    """A walk that ended on the request's own fault, last refused by a route speaking the client's
+    dialect, answers with that route's 4xx body unchanged (SPEC §1.6); otherwise modelpool's error."""
+    kinds = {a.kind for a in err.attempts}
+    if native_error is not None and kinds == {"request"} and err.attempts[-1].status == native_error[0]:
+        return native_error
+    return err.status, ingress.walk_failed(err)
 
 
 async def count_tokens(gw: Gateway, scope: Scope, receive: Receive, send: Send) -> None:

@@ -3,7 +3,7 @@
 One `ClientSession` per process keeps connections warm across calls and routes. Timeouts (SPEC §3.2):
 `connect` covers the TCP/TLS set-up, `first_byte` the wait for the first meaningful upstream event
 (enforced by the walk), `idle` the gap between two reads of a stream or of a non-streamed body once its
-headers arrived (enforced per read by the relays, `walk.streaming.UpstreamReads`), `response` a whole
+headers arrived (enforced per read by the relays, `relays.reads.UpstreamReads`), `response` a whole
 non-streamed answer (enforced by the walk).
 """
 

@@ -11,11 +11,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
+from modelpool.relays.choose import CallOnceRelay
 from modelpool.routing.call import Call, Candidate
 from modelpool.upstream.client import AttemptFailure
-from modelpool.walk.openai_relay import OpenAIOnceRelay
 
 if TYPE_CHECKING:
     from modelpool.gateway import Gateway
@@ -80,7 +78,7 @@ async def _probe_one(gw: Gateway, key: str, timeout: float) -> tuple[dict[str, A
     pool = rt.catalog.resolve(key)
     body = {"model": route.model_id, "messages": PROBE_MESSAGES, "max_tokens": 1, "stream": False}
     call = Call(ingress="openai", body=body, stream=False, pool=pool, requested_model=key, purpose="probe")
-    relay = OpenAIOnceRelay(call, gw.client)
+    relay = CallOnceRelay(call, gw.client)  # an Anthropic-only route gets a Messages probe
     t0 = time.monotonic()
     try:
         async with asyncio.timeout(timeout):
@@ -98,6 +96,10 @@ async def _probe_one(gw: Gateway, key: str, timeout: float) -> tuple[dict[str, A
             "error": failure.message if failure else "probe timeout",
         }, {}
     gw.sink.success(key, result)
-    usage = (orjson.loads(relay.body).get("usage") or {}) if relay.body else {}
+    raw = relay.usage if isinstance(relay.usage, dict) else {}
+    usage = {
+        "prompt_tokens": raw.get("prompt_tokens", raw.get("input_tokens")),
+        "completion_tokens": raw.get("completion_tokens", raw.get("output_tokens")),
+    }
     elapsed = (time.monotonic() - t0) * 1000
     return {"route": key, "ok": True, "ttft_ms": round(elapsed, 1)}, usage

@@ -1,0 +1,190 @@
+"""The relay of one client call, chosen per attempt (SPEC §1.6): native when the route speaks the
+client's dialect, translated otherwise — one client stream (or body) whatever the walk does.
+
+`CallStreamRelay` / `CallOnceRelay` are what the walk drives: `attempt(candidate)` prepares the upstream
+request (`request.UpstreamRequest`), then hands the attempt to the client dialect's native relay or to the
+translating relay, both writing to the same `ClientStream`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from modelpool.aggregators import RoutingRecord
+from modelpool.health.classify import FailureKind
+from modelpool.relays.anthropic import AnthropicStream
+from modelpool.relays.client_stream import ClientStream
+from modelpool.relays.native import Emit, NativeStream, Start
+from modelpool.relays.once import NativeOnce
+from modelpool.relays.openai_chat import OpenAIStreamRelay
+from modelpool.relays.request import Order, Prepared, UpstreamRequest
+from modelpool.relays.responses import ResponsesStream
+from modelpool.relays.translating import TranslatingOnce, TranslatingStreamRelay
+from modelpool.routing.call import Call, Candidate
+from modelpool.upstream.client import AttemptFailure, UpstreamClient
+from modelpool.walk.walker import AttemptResult, WalkState
+
+NATIVE_STREAMS: dict[str, type[NativeStream]] = {
+    "openai": OpenAIStreamRelay,
+    "anthropic": AnthropicStream,
+    "responses": ResponsesStream,
+}
+
+
+class _Relay:
+    """What the stream and once relays share: the request, the native 4xx to pass through, the record
+    of which route produced a Responses id."""
+
+    def __init__(self, call: Call, order: Order | None, forward: Mapping[Any, list[str]] | None) -> None:
+        self.call = call
+        self.request = UpstreamRequest(call, order, forward)
+        self.native_error: tuple[int, bytes] | None = None  # the last native request-error reply
+        self.served_native = False
+
+    def prepare(self, cand: Candidate) -> Prepared:
+        return self.request.for_route(cand)
+
+    def note_failure(self, prep: Prepared, failure: AttemptFailure) -> None:
+        """A native attempt's 4xx that is the request's own fault reaches the client unchanged when the
+        walk ends on it (SPEC §1.6)."""
+        if prep.native and failure.kind is FailureKind.REQUEST and failure.status and failure.body:
+            self.native_error = (failure.status, failure.body)
+
+
+class CallStreamRelay(_Relay):
+    def __init__(
+        self,
+        call: Call,
+        client: UpstreamClient,
+        state: WalkState,
+        start: Start,
+        emit: Emit,
+        order: Order | None = None,
+        forward: Mapping[Any, list[str]] | None = None,
+    ) -> None:
+        super().__init__(call, order, forward)
+        self.client = client
+        self.state = state
+        self.cs = ClientStream()
+        self._start, self._emit = start, emit
+        self._native: NativeStream | None = None
+        self._translating: TranslatingStreamRelay | None = None
+        self._last: NativeStream | TranslatingStreamRelay | None = None
+
+    @property
+    def started(self) -> bool:
+        return self.cs.started
+
+    @property
+    def committed(self) -> bool:
+        return self.cs.committed
+
+    @property
+    def routing(self) -> RoutingRecord | None:
+        return self._last.routing if self._last is not None else None
+
+    @property
+    def usage(self) -> Any:
+        return self._last.usage if self._last is not None else None
+
+    async def attempt(self, cand: Candidate) -> AttemptResult:
+        prep = self.prepare(cand)
+        relay = self._native_relay() if prep.native else self._translating_relay()
+        self._last = relay
+        self.served_native = prep.native
+        try:
+            return await relay.attempt(cand, prep)
+        except AttemptFailure as failure:
+            self.note_failure(prep, failure)
+            raise
+        finally:
+            self.cs.last_native = prep.native
+
+    def _native_relay(self) -> NativeStream:
+        if self._native is None:
+            cls = NATIVE_STREAMS[self.call.ingress]
+            self._native = cls(self.call, self.client, self.state, self.cs, self._start, self._emit)
+        return self._native
+
+    def _translating_relay(self) -> TranslatingStreamRelay:
+        if self._translating is None:
+            self._translating = TranslatingStreamRelay(
+                self.call, self.client, self.state, self.cs, self._start, self._emit
+            )
+        return self._translating
+
+    def error_event(self, message: str, type: str, status: int) -> bytes | None:
+        """The client-dialect error event that ends a started stream, from whichever relay wrote it."""
+        if isinstance(self._last, TranslatingStreamRelay) and self._last.t is None:
+            return None
+        if self._last is not None:
+            return self._last.error_event(message, type, status)
+        return None
+
+
+class CallOnceRelay(_Relay):
+    def __init__(
+        self,
+        call: Call,
+        client: UpstreamClient,
+        order: Order | None = None,
+        forward: Mapping[Any, list[str]] | None = None,
+    ) -> None:
+        super().__init__(call, order, forward)
+        self.client = client
+        self._native = NativeOnce(client)
+        self._translating = TranslatingOnce(call, client)
+        self.effort: str | None = None
+
+    @property
+    def routing(self) -> RoutingRecord | None:
+        return self._native.routing if self.served_native else self._translating.routing
+
+    @property
+    def usage(self) -> Any:
+        return self._native.usage if self.served_native else self._translating.usage
+
+    @property
+    def obj(self) -> Any:
+        return self._native.obj if self.served_native else self._translating.obj
+
+    async def attempt(self, cand: Candidate) -> AttemptResult:
+        prep = self.prepare(cand)
+        self.effort = prep.effort
+        self.served_native = prep.native
+        relay = self._native if prep.native else self._translating
+        try:
+            return await relay.attempt(cand.endpoint.aggregator, prep)
+        except AttemptFailure as failure:
+            self.note_failure(prep, failure)
+            raise
+
+    def final_body(self, state: WalkState) -> bytes:
+        state.effort = self.effort
+        if not self.served_native:
+            return self._translating.final_body(state)
+        notice = state.notice()
+        if notice is not None and self.call.ingress == "openai" and isinstance(self._native.obj, dict):
+            from modelpool.protocols import openai_chat as oc
+
+            return oc.prepend_content(self._native.obj, notice)
+        return self._native.body
+
+
+def once_relay(
+    call: Call, client: UpstreamClient, order: Order | None, forward: Mapping[Any, list[str]] | None = None
+) -> CallOnceRelay:
+    return CallOnceRelay(call, client, order, forward)
+
+
+def stream_relay(
+    call: Call,
+    client: UpstreamClient,
+    state: WalkState,
+    start: Start,
+    emit: Emit,
+    order: Order | None,
+    forward: Mapping[Any, list[str]] | None = None,
+) -> CallStreamRelay:
+    return CallStreamRelay(call, client, state, start, emit, order, forward)

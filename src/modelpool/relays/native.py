@@ -1,0 +1,103 @@
+"""What every native stream relay does the same way: open the attempt, pump its reads, end it cleanly.
+
+A native relay (SPEC §1.6) passes the upstream's bytes to the client as they came and only *reads* them:
+for the commit point, the final event (which carries the `modelpool` metadata), usage and the aggregator's
+routing record. Each dialect's relay (`openai_chat`, `anthropic`, `responses`) implements `_relay`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import aiohttp
+
+from modelpool.aggregators import RoutingRecord
+from modelpool.health.classify import FailureKind
+from modelpool.relays.client_stream import ClientStream
+from modelpool.relays.reads import drain
+from modelpool.relays.request import Prepared
+from modelpool.routing.call import Call, Candidate
+from modelpool.upstream.client import AttemptFailure, UpstreamClient
+from modelpool.walk.walker import AttemptResult, CommittedFailure, WalkState
+
+Emit = Callable[[bytes], Awaitable[None]]
+Start = Callable[[int, list[tuple[bytes, bytes]]], Awaitable[None]]
+
+SSE_HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+class NativeStream:
+    """One instance per client call and dialect; `attempt` is called once per native upstream attempt."""
+
+    def __init__(
+        self, call: Call, client: UpstreamClient, state: WalkState, cs: ClientStream, start: Start, emit: Emit
+    ) -> None:
+        self.call = call
+        self.client = client
+        self.state = state
+        self.cs = cs
+        self._start = start
+        self._emit = emit
+        self.routing: RoutingRecord | None = None
+        self.usage: Any = None
+        self.aggregator = False  # the current attempt's route writes routing records
+        self.first_at: float | None = None  # the current attempt's first reasoning/answer event
+
+    @property
+    def started(self) -> bool:
+        return self.cs.started
+
+    @property
+    def committed(self) -> bool:
+        return self.cs.committed
+
+    async def attempt(self, cand: Candidate, prep: Prepared) -> AttemptResult:
+        t0 = time.monotonic()
+        self.aggregator = cand.endpoint.aggregator
+        self.state.effort = prep.effort
+        resp = await self._open(prep)
+        try:
+            result = await self._relay(resp, t0)
+        except AttemptFailure as failure:
+            resp.close()
+            if self.cs.committed:
+                await self._emit(self.error_event(cand.endpoint.redact(failure.message)))
+                raise CommittedFailure(failure) from None
+            raise
+        except BaseException:
+            resp.close()  # closes the connection at once: a cancelled call stops the upstream too
+            raise
+        await drain(resp)
+        return result
+
+    async def _open(self, prep: Prepared) -> aiohttp.ClientResponse:
+        try:
+            async with asyncio.timeout(self.client.timeouts.first_byte):
+                return await self.client.post(prep.url, prep.headers, prep.body)
+        except TimeoutError:
+            raise AttemptFailure(FailureKind.NETWORK, "timeout waiting for the upstream response") from None
+
+    async def _relay(self, resp: aiohttp.ClientResponse, t0: float) -> AttemptResult:
+        raise NotImplementedError
+
+    def error_event(self, message: str, type: str = "api_error", status: int = 502) -> bytes:
+        """The dialect's in-stream error event (no success terminator follows it)."""
+        raise NotImplementedError
+
+    async def ensure_started(self) -> None:
+        if not self.cs.started:
+            self.cs.started = True
+            await self._start(200, SSE_HEADERS + self.state.headers())
+
+    async def flush(self, out: list[bytes]) -> None:
+        if out:
+            data = out[0] if len(out) == 1 else b"".join(out)
+            out.clear()
+            await self._emit(data)

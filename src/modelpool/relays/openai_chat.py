@@ -1,0 +1,129 @@
+"""Relay of OpenAI Chat Completions from an OpenAI-compatible route to an OpenAI client (SPEC §4).
+
+Bytes go out as they arrive. The relay holds back only two kinds of event: pure markup before the
+first reasoning/answer event (so a route that dies right after its role chunk leaves no trace and the
+response headers name the route that really answers), and the final chunk(s), which wait for `[DONE]`
+so the `modelpool` metadata can ride on the last one. Answer text is never held.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import aiohttp
+import orjson
+
+from modelpool.aggregators import find_routing
+from modelpool.health.classify import FailureKind
+from modelpool.protocols import openai_chat as oc
+from modelpool.protocols.sse import SSEEvent, SSEParser
+from modelpool.relays.native import NativeStream
+from modelpool.relays.reads import UpstreamReads, in_stream_failure_kind, stream_result
+from modelpool.upstream.client import AttemptFailure
+from modelpool.walk.walker import AttemptResult
+
+
+class OpenAIStreamRelay(NativeStream):
+    """OpenAI Chat Completions from a route that speaks it, to an OpenAI client: bytes as they came."""
+
+    async def _relay(self, resp: aiohttp.ClientResponse, t0: float) -> AttemptResult:
+        parser = SSEParser()
+        held: list[bytes] = []  # markup before the first meaningful event
+        tail: list[oc.ChunkInfo] = []  # final/usage chunks waiting for [DONE]
+        # Everything one upstream read yields goes out in one write: a socket write per event cost more
+        # CPU than the rest of the relay (measured in bench/RESULTS.md).
+        out: list[bytes] = []
+        self.first_at = None
+        reads = UpstreamReads.start(resp.content, self.client.timeouts)
+        try:
+            while True:
+                data = await reads.read(before_first=self.first_at is None)
+                if not data:
+                    for last in parser.close():
+                        if await self._on_event(last, held, tail, out):
+                            return stream_result(t0, self.first_at, self.usage)
+                    raise AttemptFailure(FailureKind.NETWORK, "upstream stream ended without [DONE]")
+                if self.cs.committed and not parser.pending:
+                    end = oc.plain_prefix(data)
+                    if end == len(data):
+                        await self._emit(data)  # the usual read at model speed: whole plain chunks only
+                        continue
+                    if end:
+                        out.append(data[:end])  # the plain run before a final chunk or [DONE]
+                        data = data[end:]
+                events = parser.feed_lazy(data)
+                while True:
+                    if self.cs.committed:  # whole non-final chunks after the commit point go as they came
+                        end = oc.plain_prefix(events.data, events.pos)
+                        if end > events.pos:
+                            out.append(events.take(end))
+                    ev = events.next()
+                    if ev is None:
+                        break
+                    if await self._on_event(ev, held, tail, out):
+                        return stream_result(t0, self.first_at, self.usage)
+                await self.flush(out)
+        finally:
+            reads.close()
+            await self.flush(out)  # content that arrived before a failure still reaches the client
+
+    async def _on_event(
+        self, ev: SSEEvent, held: list[bytes], tail: list[oc.ChunkInfo], out: list[bytes]
+    ) -> bool:
+        """One event the whole-run path did not take; True at `[DONE]` (the reply is complete)."""
+        if ev.is_done:
+            await self._finish(held, tail, out)
+            return True
+        if self.cs.committed and any(m in ev.data for m in oc.NOT_FINAL_MARKERS):
+            out.append(ev.raw)  # e.g. the spaced marker: still no JSON parse after the commit point
+            return False
+        info = oc.inspect(ev.data)
+        if info.error is not None:
+            raise self._stream_failure(info.error)
+        if info.final and not info.content:
+            tail.append(info)
+            return False
+        if info.meaningful and self.first_at is None:
+            self.first_at = time.monotonic()
+        await self._forward(ev.raw, info, held, out)
+        return False
+
+    async def _forward(self, raw: bytes, info: oc.ChunkInfo, held: list[bytes], out: list[bytes]) -> None:
+        if not info.meaningful:
+            (out if self.cs.started else held).append(raw)
+            return
+        await self.ensure_started()
+        if held:
+            out.extend(held)
+            held.clear()
+        if info.content and not self.cs.committed:
+            self.cs.committed = True
+            notice = self.state.notice()
+            if notice is not None:
+                out.append(oc.content_chunk(info.obj, notice))
+        out.append(raw)
+
+    async def _finish(self, held: list[bytes], tail: list[oc.ChunkInfo], out: list[bytes]) -> None:
+        await self.ensure_started()
+        self.cs.committed = True
+        out.extend(held)
+        for i, info in enumerate(tail):
+            if info.usage:
+                self.usage = info.usage
+            if self.aggregator:  # read only: the bytes stay as sent
+                self.routing = find_routing(info.obj) or self.routing
+            if i == len(tail) - 1:
+                out.append(oc.with_metadata(info.obj, self.state.metadata()))
+            else:
+                out.append(b"data: " + orjson.dumps(info.obj) + b"\n\n")
+        out.append(b"data: [DONE]\n\n")
+
+    def error_event(self, message: str, type: str = "upstream_error", status: int = 502) -> bytes:
+        return oc.stream_error_event(message, type)
+
+    def _stream_failure(self, error: Any) -> AttemptFailure:
+        message = error.get("message") if isinstance(error, dict) else None
+        if not isinstance(message, str):
+            message = orjson.dumps(error).decode()
+        return AttemptFailure(in_stream_failure_kind(message), f"upstream error in stream: {message}")

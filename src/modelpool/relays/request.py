@@ -1,0 +1,197 @@
+"""What one attempt sends upstream: the dialect, URL, headers and body (SPEC §1.6, §3.1 step 9, §6).
+
+Native first: when the route speaks the client's dialect the body goes as the client sent it, except
+`model` (the route's id), the effort written for the route and the aggregator's inner order — unknown
+fields included — and the client's dialect headers are forwarded (`server.forward_headers`). Otherwise the
+request is translated once per target dialect and adapted per route.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from modelpool.aggregators import inject_order
+from modelpool.health.classify import FailureKind
+from modelpool.protocols.effort import nearest_effort, write_effort
+from modelpool.protocols.errors import ClientError
+from modelpool.protocols.translate_request import (
+    anthropic_to_openai,
+    drop_unsigned_thinking,
+    openai_to_anthropic,
+)
+from modelpool.protocols.translate_responses import responses_to_anthropic, responses_to_openai
+from modelpool.routing.call import Call, Candidate
+from modelpool.upstream.client import AttemptFailure
+
+Order = Callable[[Call, Candidate], list[str] | None]
+
+_TRANSLATE: dict[tuple[str, str], Callable[[dict[str, Any]], dict[str, Any]]] = {
+    ("openai", "anthropic"): openai_to_anthropic,
+    ("anthropic", "openai"): lambda body: anthropic_to_openai(body, keep_signatures=False),
+    ("responses", "openai"): responses_to_openai,
+    ("responses", "anthropic"): responses_to_anthropic,
+}
+
+# Never forwarded, whatever `server.forward_headers` says: the client's own credentials, hop-by-hop and
+# framing headers, and modelpool's own.
+_NEVER = frozenset(
+    {
+        "authorization",
+        "x-api-key",
+        "api-key",
+        "cookie",
+        "host",
+        "content-length",
+        "content-type",
+        "accept",
+        "accept-encoding",
+        "connection",
+        "keep-alive",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
+
+
+def target_dialect(ingress: str, cand: Candidate) -> str | None:
+    """The dialect an attempt on `cand` speaks upstream: the client's own when the route speaks it,
+    else the translation target (Chat is the pivot), None when no translator reaches the route."""
+    ep = cand.endpoint
+    if ep.speaks(ingress):
+        return ingress
+    for target in ("openai", "anthropic") if ingress != "openai" else ("anthropic",):
+        if ep.speaks(target) and (ingress, target) in _TRANSLATE:
+            return target
+    return None
+
+
+def forwarded_headers(client_headers: Mapping[str, str], patterns: list[str]) -> tuple[tuple[str, str], ...]:
+    """The client's dialect headers a native attempt passes on, verbatim (names lower-cased by ASGI)."""
+    if not patterns:
+        return ()
+    out = []
+    for name, value in client_headers.items():
+        if name in _NEVER or name.startswith("x-modelpool-"):
+            continue
+        if any(fnmatch.fnmatchcase(name, p.lower()) for p in patterns):
+            out.append((name, value))
+    return tuple(out)
+
+
+@dataclass(slots=True)
+class Prepared:
+    """One attempt's upstream request."""
+
+    dialect: str
+    native: bool
+    url: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+    effort: str | None
+
+
+def encode_request(body: dict[str, Any]) -> bytes:
+    """orjson decodes JSON nested up to 1024 levels but encodes only 254: a deeper client body is the
+    request's fault (a 400 for the client), not a 500 nor the route's fault."""
+    try:
+        return orjson.dumps(body)
+    except orjson.JSONEncodeError as exc:
+        raise AttemptFailure(
+            FailureKind.REQUEST, f"request body cannot be encoded: {exc}", status=400
+        ) from None
+
+
+def route_effort(call: Call, cand: Candidate) -> str | None:
+    """SPEC §3.1 step 9: the requested effort mapped to the route's nearest tier."""
+    return nearest_effort(call.effort, cand.route.capabilities.efforts)
+
+
+class UpstreamRequest:
+    """The call's request in each upstream dialect, translated once per dialect, adapted per attempt."""
+
+    def __init__(
+        self, call: Call, order: Order | None, forward: Mapping[Any, list[str]] | None = None
+    ) -> None:
+        self.call = call
+        self._order = order
+        self._by_dialect: dict[str, dict[str, Any]] = {}
+        patterns = (forward or {}).get(call.ingress) or []
+        self._forwarded = forwarded_headers(call.headers, patterns) if call.headers else ()
+
+    def for_route(self, cand: Candidate) -> Prepared:
+        call = self.call
+        target = target_dialect(call.ingress, cand)
+        if target is None:
+            raise AttemptFailure(
+                FailureKind.REQUEST,
+                f"route {cand.key} speaks {', '.join(cand.endpoint.dialects)}: a {call.ingress} call "
+                "cannot be translated to any of them",
+                status=400,
+            )
+        native = target == call.ingress
+        body = dict(call.body) if native else dict(self._translated(target))
+        body["model"] = cand.route.model_id
+        effort = route_effort(call, cand)
+        if call.effort is not None:
+            body = write_effort(target, body, effort, cand.route.capabilities.efforts)
+        if not native:
+            if target == "openai" and call.stream:
+                body["stream"] = True
+                body["stream_options"] = {"include_usage": True}  # usage even across translation
+            else:
+                body["stream"] = call.stream
+        if self._order is not None and cand.endpoint.aggregator:
+            # fastcel (SPEC §6): the inner providers fastest first, in the body's own shape; a body that
+            # carries its own routing, or stats that are unavailable, leave it as it is.
+            inner = self._order(call, cand)
+            if inner:
+                body = inject_order(body, cand.endpoint.kind, inner) or body
+        return Prepared(
+            dialect=target,
+            native=native,
+            url=cand.endpoint.url_for(target),
+            headers=self.headers(cand, target, native),
+            body=encode_request(body),
+            effort=effort,
+        )
+
+    def headers(self, cand: Candidate, dialect: str, native: bool) -> tuple[tuple[str, str], ...]:
+        """Provider auth for the dialect; the client's dialect headers on a native attempt (they replace a
+        default of the same name, e.g. `anthropic-version`); aggregators also get the conversation's id so
+        their own session affinity follows conversations rather than a fingerprint of the first message."""
+        call = self.call
+        base = cand.endpoint.headers_for(dialect)
+        if native and self._forwarded:
+            names = {n for n, _ in self._forwarded}
+            base = (*(h for h in base if h[0].lower() not in names), *self._forwarded)
+        if cand.endpoint.aggregator and call.session_id and not call.session_id.startswith("fp-"):
+            base = (*base, ("x-session-id", call.session_id))
+        return base
+
+    def _translated(self, target: str) -> dict[str, Any]:
+        base = self._by_dialect.get(target)
+        if base is None:
+            try:
+                base = self._by_dialect[target] = self._translate(target)
+            except ClientError as err:
+                # The request cannot be carried into this route's dialect (e.g. an unknown content part):
+                # the request's fault, not the route's — another route may still take it as it is.
+                raise AttemptFailure(FailureKind.REQUEST, err.message, status=err.status) from None
+        return base
+
+    def _translate(self, target: str) -> dict[str, Any]:
+        body = _TRANSLATE[(self.call.ingress, target)](self.call.body)
+        if target == "anthropic":
+            # Reasoning that another (non-Anthropic) route produced earlier in the conversation carries no
+            # signature; Anthropic rejects such thinking blocks, so they do not go upstream.
+            body = drop_unsigned_thinking(body)
+        return body

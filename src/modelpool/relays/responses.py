@@ -1,0 +1,279 @@
+"""Native relay of OpenAI Responses streams: a Responses client on a route that serves `/v1/responses`.
+
+Every event reaches the client as it came — `custom_tool_call_input.delta`, `local_shell_call` items,
+encrypted reasoning, web search calls, whatever the API adds. Held back: `response.created` /
+`response.in_progress` until the first reasoning or answer event (a route that dies first leaves no trace).
+The terminal `response.completed` / `response.incomplete` carries the `modelpool` metadata on its response
+object; `response.failed` and `error` are failures of the attempt.
+
+When an earlier attempt already sent the preamble and reasoning items, this attempt continues that stream:
+its preamble is dropped, `sequence_number` and `output_index` go on from the client's last, an item the
+earlier attempt left open is closed first, and the final response keeps the client's response id.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import aiohttp
+import orjson
+
+from modelpool.aggregators import find_routing
+from modelpool.health.classify import FailureKind
+from modelpool.protocols.sse import SSEEvent, SSEParser
+from modelpool.relays.native import NativeStream
+from modelpool.relays.reads import UpstreamReads, in_stream_failure_kind, stream_result
+from modelpool.upstream.client import AttemptFailure
+from modelpool.walk.walker import AttemptResult
+
+_TERMINAL = frozenset({"response.completed", "response.incomplete"})
+_PREAMBLE = frozenset({"response.created", "response.in_progress", "response.queued"})
+_SPECIAL = (b'"response.completed"', b'"response.incomplete"', b'"response.failed"', b'"error"')
+# Output items that are the answer itself (a tool call of any kind): adding one commits the walk.
+_CALL_ITEMS = frozenset(
+    {
+        "function_call",
+        "custom_tool_call",
+        "local_shell_call",
+        "web_search_call",
+        "file_search_call",
+        "code_interpreter_call",
+        "image_generation_call",
+        "computer_call",
+        "mcp_call",
+        "shell_call",
+        "apply_patch_call",
+    }
+)
+_CONTENT_DELTAS = frozenset(
+    {
+        "response.output_text.delta",
+        "response.refusal.delta",
+        "response.function_call_arguments.delta",
+        "response.custom_tool_call_input.delta",
+    }
+)
+_REASONING_DELTAS = frozenset(
+    {"response.reasoning_summary_text.delta", "response.reasoning_text.delta", "response.reasoning.delta"}
+)
+
+
+class _Attempt:
+    __slots__ = ("forwarded", "index_offset", "items", "max_index", "open", "rewrite", "seq", "seq_offset")
+
+    def __init__(self, rewrite: bool, seq_offset: int, index_offset: int) -> None:
+        self.rewrite = rewrite  # continuing an earlier attempt's stream
+        self.seq_offset = seq_offset
+        self.index_offset = index_offset
+        self.seq = -1  # the last client-side sequence_number sent
+        self.max_index = -1
+        self.open: dict[int, dict[str, Any]] = {}  # output_index → item added, not yet done
+        self.items: list[dict[str, Any]] = []  # items done
+        self.forwarded = False
+
+
+def meaning(kind: str, obj: dict[str, Any]) -> tuple[bool, bool]:
+    """(meaningful, content) of one Responses event."""
+    if kind in _CONTENT_DELTAS:
+        return bool(obj.get("delta")), bool(obj.get("delta"))
+    if kind in _REASONING_DELTAS:
+        return bool(obj.get("delta")), False
+    if kind in ("response.output_item.added", "response.output_item.done"):
+        item = obj.get("item")
+        itype = item.get("type") if isinstance(item, dict) else None
+        if itype in _CALL_ITEMS:
+            return True, True
+        if itype == "reasoning" and kind == "response.output_item.done":
+            return True, False
+    return False, False
+
+
+class ResponsesStream(NativeStream):
+    async def _relay(self, resp: aiohttp.ClientResponse, t0: float) -> AttemptResult:
+        cs = self.cs
+        a = _Attempt(cs.continuing, cs.seq, cs.next_index if cs.continuing else 0)
+        parser = SSEParser()
+        held: list[bytes] = []
+        out: list[bytes] = []
+        self.first_at = None
+        reads = UpstreamReads.start(resp.content, self.client.timeouts)
+        try:
+            while True:
+                data = await reads.read(before_first=self.first_at is None)
+                if not data:
+                    for last in parser.close():
+                        if await self._on_event(last, a, held, out):
+                            return stream_result(t0, self.first_at, self.usage)
+                    raise AttemptFailure(
+                        FailureKind.NETWORK, "upstream stream ended before response.completed"
+                    )
+                if (
+                    cs.committed
+                    and not a.rewrite
+                    and not parser.pending
+                    and not any(s in data for s in _SPECIAL)
+                ):
+                    await self._emit(data)
+                    continue
+                events = parser.feed_lazy(data)
+                while (ev := events.next()) is not None:
+                    if await self._on_event(ev, a, held, out):
+                        return stream_result(t0, self.first_at, self.usage)
+                await self.flush(out)
+        finally:
+            reads.close()
+            await self.flush(out)
+            self._hand_over(a)
+
+    async def _on_event(self, ev: SSEEvent, a: _Attempt, held: list[bytes], out: list[bytes]) -> bool:
+        try:
+            obj = orjson.loads(ev.data)
+        except orjson.JSONDecodeError:
+            raise AttemptFailure(FailureKind.SERVER, "malformed event from upstream (not JSON)") from None
+        if not isinstance(obj, dict):
+            raise AttemptFailure(FailureKind.SERVER, "malformed event from upstream: not a JSON object")
+        kind = obj.get("type") or ev.event or ""
+        if kind == "error" or kind == "response.failed":
+            raise _failure(obj)
+        if kind in _PREAMBLE:
+            if not a.rewrite:
+                response = obj.get("response")
+                if kind == "response.created" and isinstance(response, dict):
+                    self.cs.response_id = response.get("id")
+                self._track(obj, a)
+                held.append(ev.raw)
+            return False
+        if kind in _TERMINAL:
+            await self._finish(kind, obj, a, held, out)
+            return True
+        meaningful, content = meaning(kind, obj)
+        self._items(kind, obj, a)
+        raw = self._rewrite(kind, obj, a, out) if a.rewrite else self._track(obj, a, ev.raw)
+        if meaningful:
+            if self.first_at is None:
+                self.first_at = time.monotonic()
+            await self.ensure_started()
+            if held:
+                out.extend(held)
+                held.clear()
+            if content:
+                self.cs.committed = True
+        (out if self.cs.started else held).append(raw)
+        a.forwarded = a.forwarded or self.cs.started
+        return False
+
+    @staticmethod
+    def _track(obj: dict[str, Any], a: _Attempt, raw: bytes = b"") -> bytes:
+        seq = obj.get("sequence_number")
+        if isinstance(seq, int):
+            a.seq = seq
+        return raw
+
+    @staticmethod
+    def _items(kind: str, obj: dict[str, Any], a: _Attempt) -> None:
+        index, item = obj.get("output_index"), obj.get("item")
+        if not isinstance(index, int) or not isinstance(item, dict):
+            return
+        a.max_index = max(a.max_index, index)
+        if kind == "response.output_item.added":
+            a.open[index] = item
+        elif kind == "response.output_item.done":
+            a.open.pop(index, None)
+            a.items.append(item)
+
+    def _rewrite(self, kind: str, obj: dict[str, Any], a: _Attempt, out: list[bytes]) -> bytes:
+        """Continue the client's stream: close the item an earlier attempt left open, then renumber."""
+        cs = self.cs
+        if cs.open_item is not None:
+            out.append(
+                self._frame(
+                    "response.output_item.done", {"output_index": cs.next_index - 1, "item": cs.open_item}, a
+                )
+            )
+            cs.open_item = None
+        if isinstance(obj.get("output_index"), int):
+            obj["output_index"] += a.index_offset
+        return self._frame(kind, obj, a)
+
+    def _frame(self, kind: str, obj: dict[str, Any], a: _Attempt) -> bytes:
+        a.seq = a.seq_offset if a.seq < a.seq_offset else a.seq + 1
+        obj["type"] = kind
+        obj["sequence_number"] = a.seq
+        return b"event: " + kind.encode() + b"\ndata: " + orjson.dumps(obj) + b"\n\n"
+
+    async def _finish(
+        self, kind: str, obj: dict[str, Any], a: _Attempt, held: list[bytes], out: list[bytes]
+    ) -> None:
+        await self.ensure_started()
+        self.cs.committed = True
+        out.extend(held)
+        held.clear()
+        response = obj.get("response")
+        if not isinstance(response, dict):
+            response = obj["response"] = {}
+        self.usage = usage_from_responses(response.get("usage"))
+        if self.aggregator:
+            self.routing = find_routing(response) or self.routing
+        if a.rewrite:
+            response["id"] = self.cs.response_id or response.get("id")
+            response["output"] = [*self.cs.items, *(response.get("output") or [])]
+        response["modelpool"] = self.state.metadata()
+        out.append(self._frame(kind, obj, a) if a.rewrite else _encode(kind, obj))
+
+    def _hand_over(self, a: _Attempt) -> None:
+        if not a.forwarded:
+            return
+        cs = self.cs
+        cs.preamble_sent = True
+        cs.seq = a.seq + 1
+        if a.max_index >= 0:
+            cs.next_index = a.index_offset + a.max_index + 1
+        cs.items.extend(a.items)
+        if a.open:
+            index = max(a.open)
+            item = dict(a.open[index])
+            item["status"] = "incomplete"
+            cs.open_item = item
+
+    def error_event(self, message: str, type: str = "api_error", status: int = 502) -> bytes:
+        """Responses' `error` event (what the SDK raises on), numbered after the client's last event."""
+        obj = {
+            "type": "error",
+            "code": type,
+            "message": message,
+            "param": None,
+            "sequence_number": self.cs.seq,
+        }
+        return _encode("error", obj)
+
+
+def usage_from_responses(u: Any) -> dict[str, int] | None:
+    """Responses usage in the normalized flat shape of `protocols.mapping`."""
+    if not isinstance(u, dict):
+        return None
+    cached = (u.get("input_tokens_details") or {}).get("cached_tokens") or 0
+    reasoning = (u.get("output_tokens_details") or {}).get("reasoning_tokens") or 0
+    prompt, completion = int(u.get("input_tokens") or 0), int(u.get("output_tokens") or 0)
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": int(u.get("total_tokens") or prompt + completion),
+        "cached_tokens": int(cached),
+        "cache_creation_tokens": 0,
+        "reasoning_tokens": int(reasoning),
+    }
+
+
+def _encode(kind: str, obj: dict[str, Any]) -> bytes:
+    return b"event: " + kind.encode() + b"\ndata: " + orjson.dumps(obj) + b"\n\n"
+
+
+def _failure(obj: dict[str, Any]) -> AttemptFailure:
+    error = obj.get("error")
+    if error is None and isinstance(obj.get("response"), dict):
+        error = obj["response"].get("error")
+    message = error.get("message") if isinstance(error, dict) else obj.get("message")
+    if not isinstance(message, str):
+        message = orjson.dumps(error or obj).decode()
+    return AttemptFailure(in_stream_failure_kind(message), f"upstream error in stream: {message}")
