@@ -33,11 +33,13 @@ from modelpool.health.registry import HealthRegistry
 from modelpool.observe import Observer
 from modelpool.periods import CalendarStore, default_cache_path
 from modelpool.protocols import openai_chat as oc
+from modelpool.protocols.errors import ClientError
 from modelpool.relays.choose import once_relay, stream_relay
 from modelpool.routing.call import Call, Candidate
 from modelpool.routing.measurements import RegistryMeasurements
 from modelpool.routing.planner import Planner
 from modelpool.routing.prepare import prepare_call
+from modelpool.routing.response_book import ResponseBook
 from modelpool.routing.sticky import PinStore
 from modelpool.runtime import Runtime
 from modelpool.state import StateBackend, create_backend
@@ -103,6 +105,7 @@ class Gateway:
             self.planner.on_advance = lambda pool, at: self.state.bump("counters", cursor_key(pool), at)
         self.events = EventBus()
         self.sessions = SessionLog()
+        self.response_book = ResponseBook()  # Responses ids → the route that stored them
         self.questions = QuestionBoard(self.events)
         self.sink = GatewaySink(self.health, self.pins, self.events, clock)
         cfg = loaded.config
@@ -260,7 +263,42 @@ class Gateway:
 
     def prepare(self, ingress: str, body: dict[str, Any], headers: Mapping[str, str] | None = None) -> Call:
         """Resolve the pool and the call's context; raises `ClientError` (404) for unknown models."""
-        return prepare_call(self.runtime, ingress, body, headers or {})
+        call = prepare_call(self.runtime, ingress, body, headers or {})
+        if ingress == "responses" and body.get("previous_response_id"):
+            self._continue_response(call)
+        return call
+
+    def _continue_response(self, call: Call) -> None:
+        """SPEC §1.6: a `previous_response_id` goes to the route that stored that response, natively —
+        no other route knows it, so there is no failover; an id it never relayed natively is a 400."""
+        prev = call.body["previous_response_id"]
+        produced = self.response_book.get(prev)
+        route = self.runtime.catalog.routes.get(produced.route) if produced is not None else None
+        if produced is None or route is None:
+            raise ClientError(
+                400,
+                f"previous_response_id {prev!r} was not produced through this gateway by a route that "
+                "stores responses (or it was forgotten after a restart); send the whole input instead",
+                param="previous_response_id",
+            )
+        if not self.runtime.endpoints[route.provider_id].speaks("responses"):
+            raise ClientError(
+                400,
+                f"previous_response_id {prev!r}: route {route.key} no longer speaks Responses",
+                param="previous_response_id",
+            )
+        call.forced_route = route.key
+        if produced.upstream_id != prev:  # a failover mid-stream showed the client another attempt's id
+            call.body = {**call.body, "previous_response_id": produced.upstream_id}
+
+    def record_response(self, call: Call, relay: Any) -> None:
+        """Remember which route stored a natively served Responses reply (for `previous_response_id`)."""
+        if call.ingress != "responses" or call.body.get("store") is False:
+            return
+        produced = relay.produced()
+        served = relay.served_route
+        if produced is not None and served is not None:
+            self.response_book.remember(produced[0], served, produced[1])
 
     def walker(self, call: Call) -> Walker:
         rt = self.runtime

@@ -2,8 +2,9 @@
 
 Shapes follow the `openai` SDK's `types/responses` models (what its stream accumulator parses): every
 stream event carries `type` and `sequence_number` and goes out as `event: <type>\\ndata: <json>`.
-Errors use the OpenAI error shape. modelpool keeps no response state, so `previous_response_id` and
-`conversation` are refused with a 400 rather than silently answered without context.
+Errors use the OpenAI error shape. `previous_response_id` is served by the route that produced that
+response (`routing.response_book`); `conversation` (server-side conversation objects) is refused with a
+400 rather than silently answered without context.
 """
 
 from __future__ import annotations
@@ -44,13 +45,15 @@ def check_request(req: Any) -> None:
     model = req.get("model")
     if not isinstance(model, str) or not model:
         raise ClientError(400, "'model' is required and must be a non-empty string", param="model")
-    for stateful in ("previous_response_id", "conversation"):
-        if req.get(stateful):
-            raise ClientError(
-                400,
-                f"'{stateful}' is not supported: modelpool stores no responses; send the whole input",
-                param=stateful,
-            )
+    if req.get("conversation"):
+        raise ClientError(
+            400,
+            "'conversation' is not supported: modelpool keeps no conversation objects; send the whole input",
+            param="conversation",
+        )
+    prev = req.get("previous_response_id")
+    if prev is not None and not isinstance(prev, str):
+        raise ClientError(400, "'previous_response_id' must be a string", param="previous_response_id")
     inp = req.get("input")
     if isinstance(inp, list):
         if not inp:

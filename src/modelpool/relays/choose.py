@@ -41,8 +41,10 @@ class _Relay:
         self.request = UpstreamRequest(call, order, forward)
         self.native_error: tuple[int, bytes] | None = None  # the last native request-error reply
         self.served_native = False
+        self.served_route: str | None = None  # the route of the last attempt (the serving one at the end)
 
     def prepare(self, cand: Candidate) -> Prepared:
+        self.served_route = cand.key
         return self.request.for_route(cand)
 
     def note_failure(self, prep: Prepared, failure: AttemptFailure) -> None:
@@ -100,6 +102,13 @@ class CallStreamRelay(_Relay):
             raise
         finally:
             self.cs.last_native = prep.native
+
+    def produced(self) -> tuple[str, str] | None:
+        """(id the client saw, id the upstream stored) of a natively served Responses stream."""
+        relay = self._last
+        if not self.served_native or not isinstance(relay, ResponsesStream) or relay.upstream_id is None:
+            return None
+        return (self.cs.response_id or relay.upstream_id, relay.upstream_id)
 
     def _native_relay(self) -> NativeStream:
         if self._native is None:
@@ -159,6 +168,12 @@ class CallOnceRelay(_Relay):
         except AttemptFailure as failure:
             self.note_failure(prep, failure)
             raise
+
+    def produced(self) -> tuple[str, str] | None:
+        obj = self._native.obj
+        if not self.served_native or not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
+            return None
+        return (obj["id"], obj["id"])
 
     def final_body(self, state: WalkState) -> bytes:
         state.effort = self.effort

@@ -90,6 +90,8 @@ def meaning(kind: str, obj: dict[str, Any]) -> tuple[bool, bool]:
 
 
 class ResponsesStream(NativeStream):
+    upstream_id: str | None = None  # the id the serving upstream stored its response under
+
     async def _relay(self, resp: aiohttp.ClientResponse, t0: float) -> AttemptResult:
         cs = self.cs
         a = _Attempt(cs.continuing, cs.seq, cs.next_index if cs.continuing else 0)
@@ -213,6 +215,7 @@ class ResponsesStream(NativeStream):
         if not isinstance(response, dict):
             response = obj["response"] = {}
         self.usage = usage_from_responses(response.get("usage"))
+        self.upstream_id = response.get("id") if isinstance(response.get("id"), str) else None
         if self.aggregator:
             self.routing = find_routing(response) or self.routing
         if a.rewrite:

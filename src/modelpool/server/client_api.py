@@ -21,6 +21,7 @@ from modelpool.protocols import openai_chat as oc
 from modelpool.protocols import responses as rs
 from modelpool.protocols.errors import ClientError, WalkFailed
 from modelpool.relays.choose import CallStreamRelay, once_relay, stream_relay
+from modelpool.relays.count_tokens import count_tokens as relay_count_tokens
 from modelpool.routing.call import Call
 from modelpool.server.asgi import DisconnectWatch, Receive, Scope, Send, header_map, read_body, send_bytes
 from modelpool.walk.walker import CommittedFailure
@@ -126,6 +127,7 @@ async def _once(
     watch.finish()
     body = relay.final_body(walker.state)
     gw.finish(call, walker, relay.routing)
+    gw.record_response(call, relay)
     headers = walker.state.headers()
     headers.append(trace.header)
     await send_bytes(send, 200, body, headers)
@@ -165,6 +167,7 @@ async def _stream(
         trace.outcome = "cut"
     else:
         gw.finish(call, walker, relay.routing)
+        gw.record_response(call, relay)
     watch.finish()
     await send({"type": "http.response.body", "body": b"", "more_body": False})
 
@@ -186,7 +189,8 @@ def _failed_reply(
 
 
 async def count_tokens(gw: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
-    """`POST /v1/messages/count_tokens`: an estimate (chars/4 plus overheads), never an upstream call."""
+    """`POST /v1/messages/count_tokens`: a route's own count when the pool has a route that speaks
+    Messages (SPEC §1.6), an estimate (chars/4 plus overheads) otherwise."""
     headers = header_map(scope)
     try:
         if not client_key_ok(gw, headers):
@@ -198,11 +202,27 @@ async def count_tokens(gw: Gateway, scope: Scope, receive: Receive, send: Send) 
             raise ClientError(400, f"request body is not valid JSON: {exc}") from None
         if not isinstance(req, dict) or not isinstance(req.get("messages"), list):
             raise ClientError(400, "messages: Field required", param="messages")
-        estimate = an.count_tokens_estimate(req)
+        call = _count_call(gw, req, headers)
     except ClientError as err:
         await send_bytes(send, err.status, an.client_error_body(err))
         return
-    await send_bytes(send, 200, orjson.dumps({"input_tokens": estimate}))
+    candidates = gw.planner.plan(gw.runtime, call, gw.clock()).candidates if call is not None else []
+    patterns = gw.runtime.config.server.forward_headers.get("anthropic") or []
+    status, answer, extra = await relay_count_tokens(gw.client, candidates, req, headers, patterns)
+    await send_bytes(send, status, answer, extra)
+
+
+def _count_call(gw: Gateway, req: dict[str, Any], headers: dict[str, str]) -> Call | None:
+    """The pool's call for a count, or None for a model no pool serves: a count is advice, so an
+    unknown name (a client's own model id with no alias) gets the estimate rather than a 404."""
+    if not isinstance(req.get("model"), str):
+        return None
+    try:
+        return gw.prepare("anthropic", req, headers)
+    except ClientError as err:
+        if err.status == 404:
+            return None
+        raise
 
 
 def models_payload(gw: Gateway) -> dict[str, Any]:

@@ -49,18 +49,22 @@ class WalkState:
     notice_inline: bool = False  # `pool.notice: inline` (never for purpose calls)
     locale: str = "en"
     notice_sent: bool = False
+    dropped: list[str] = field(default_factory=list)  # what translation could not carry (SPEC §1.6)
 
     @property
     def attempt_count(self) -> int:
         return len(self.attempts) + 1
 
     def metadata(self) -> dict[str, object]:
-        return {
+        meta: dict[str, object] = {
             "route": self.current.key if self.current else None,
             "attempts": self.attempt_count,
             "switched_from": self.switched_from,
             "effort": self.effort,
         }
+        if self.dropped:
+            meta["dropped"] = list(self.dropped)
+        return meta
 
     def notice(self) -> str | None:
         """The one-line switch notice to put before the answer text, once (SPEC §3.5)."""
@@ -82,6 +86,8 @@ class WalkState:
         if self.switched_from and self.current is not None:
             switched = f"{self.switched_from} → {self.current.key} ({self.switch_kind})"
             out.append((b"x-modelpool-switched", switched.encode()))
+        if self.dropped:
+            out.append((b"x-modelpool-dropped", ", ".join(self.dropped).encode()))
         return out
 
 

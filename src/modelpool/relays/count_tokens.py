@@ -1,0 +1,64 @@
+"""`POST /v1/messages/count_tokens` (SPEC §1.1, §1.6): the count of a route that speaks Messages, natively.
+
+The routes of the call's pool that speak Anthropic are asked in plan order, with the body as the client
+sent it (the route's model id in place) and the client's dialect headers; the first answer reaches the
+client unchanged. Only when no route speaks Messages, or none answered, is the count an estimate
+(`x-modelpool-estimate: true`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import aiohttp
+import orjson
+
+from modelpool.protocols import anthropic as an
+from modelpool.relays.request import forwarded_headers
+from modelpool.routing.call import Candidate
+from modelpool.upstream.client import AttemptFailure, UpstreamClient
+
+COUNT_TIMEOUT = 30.0
+
+
+async def count_tokens(
+    client: UpstreamClient,
+    candidates: Iterable[Candidate],
+    body: dict[str, Any],
+    client_headers: Mapping[str, str],
+    patterns: list[str],
+) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+    """(status, body, headers) of the count: a route's own answer, else the estimate."""
+    forwarded = forwarded_headers(client_headers, patterns)
+    for cand in candidates:
+        if not cand.endpoint.speaks("anthropic"):
+            continue
+        answer = await _ask(client, cand, body, forwarded)
+        if answer is not None:
+            return 200, answer, [(b"x-modelpool-route", cand.key.encode())]
+    estimate = orjson.dumps({"input_tokens": an.count_tokens_estimate(body)})
+    return 200, estimate, [(b"x-modelpool-estimate", b"true")]
+
+
+async def _ask(
+    client: UpstreamClient, cand: Candidate, body: dict[str, Any], forwarded: tuple[tuple[str, str], ...]
+) -> bytes | None:
+    names = {n for n, _ in forwarded}
+    headers = (*(h for h in cand.endpoint.headers_for("anthropic") if h[0].lower() not in names), *forwarded)
+    payload = orjson.dumps({**body, "model": cand.route.model_id})
+    try:
+        async with asyncio.timeout(COUNT_TIMEOUT):
+            resp = await client.post(cand.endpoint.count_tokens_url, headers, payload)
+            try:
+                raw = await resp.read()
+            finally:
+                resp.release()
+    except (AttemptFailure, TimeoutError, aiohttp.ClientError, ConnectionError):
+        return None  # a route that cannot count (or is down) is no reason to fail: the next, or the estimate
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return raw if isinstance(obj, dict) and isinstance(obj.get("input_tokens"), int) else None

@@ -1,0 +1,199 @@
+"""Native first (SPEC §1.6): a call in a dialect the route speaks goes upstream as it was sent and comes
+back as it came; a walk that changes relay mid-call still gives the client one coherent stream."""
+
+from __future__ import annotations
+
+import anthropic
+import httpx
+import orjson
+import pytest
+
+from gateway_server import ADMIN_TOKEN, GatewayServer
+from modelpool.protocols.sse import SSEParser
+from modelpool.sim import (
+    Fault,
+    FleetSpec,
+    FleetThread,
+    SimModel,
+    SimProvider,
+    expected_reasoning,
+    expected_text,
+)
+
+FAST = {"ttft": 0.005, "tps": 5000.0}
+MODEL = "m1"
+
+
+def spec() -> FleetSpec:
+    model = SimModel(MODEL, output_tokens=5, reasoning_tokens=3)
+    return FleetSpec(
+        [
+            SimProvider("an", kind="anthropic", models=[model], **FAST),
+            SimProvider("an2", kind="anthropic", models=[model], **FAST),
+            SimProvider("oa", models=[model], **FAST),
+        ]
+    )
+
+
+@pytest.fixture(scope="module")
+def ft() -> FleetThread:
+    with FleetThread(spec()) as fleet:
+        yield fleet
+
+
+@pytest.fixture(autouse=True)
+def _clean(ft: FleetThread) -> None:
+    ft.reset_calls()
+    for pid in ("an", "an2", "oa"):
+        ft.set_faults(pid, [])
+
+
+def config(ft: FleetThread, order: list[str], **pool: object) -> dict:
+    cfg = ft.to_config(state={"backend": "memory"}, server={"admin_token": ADMIN_TOKEN})
+    cfg["providers"] = [p for p in cfg["providers"] if p["id"] in order]
+    cfg["pool"] = {"strategy": "priority", "provider_order": order, "retry_backoff": "1ms", "sticky": False}
+    cfg["pool"].update(pool)
+    return cfg
+
+
+CLAUDE_CODE_HEADERS = {
+    "anthropic-version": "2023-06-01",
+    "anthropic-beta": "claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27",
+    "x-api-key": "client-key-never-forwarded",
+}
+BODY = {
+    "model": MODEL,
+    "max_tokens": 256,
+    "top_k": 5,
+    "context_management": {"edits": [{"type": "clear_tool_uses_20250919"}]},
+    "system": [{"type": "text", "text": "be brief", "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
+    "messages": [{"role": "user", "content": "hi"}],
+    "some_future_field": {"kept": True},
+}
+
+
+def events_of(raw: bytes) -> list[tuple[str | None, dict]]:
+    return [(ev.event, orjson.loads(ev.data)) for ev in SSEParser().feed(raw)]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["once", "stream"])
+def test_anthropic_call_on_an_anthropic_route_goes_upstream_as_sent(ft: FleetThread, stream: bool) -> None:
+    with GatewayServer(config(ft, ["an"])) as gw:
+        resp = httpx.post(
+            gw.url + "/v1/messages", json={**BODY, "stream": stream}, headers=CLAUDE_CODE_HEADERS, timeout=30
+        )
+        assert resp.status_code == 200, resp.text
+    call = ft.calls("an")[-1]
+    assert call.body == {**BODY, "stream": stream}  # unknown fields, top_k, context_management: all there
+    assert call.headers["anthropic-beta"] == CLAUDE_CODE_HEADERS["anthropic-beta"]
+    assert call.headers["anthropic-version"] == "2023-06-01"
+    assert "client-key-never-forwarded" not in str(call.headers)
+
+
+def test_anthropic_stream_reaches_the_client_as_the_upstream_sent_it(ft: FleetThread) -> None:
+    body = {**BODY, "stream": True}
+    direct = httpx.post(ft.root_url("an") + "/v1/messages", json=body, timeout=30)
+    with GatewayServer(config(ft, ["an"])) as gw:
+        relayed = httpx.post(gw.url + "/v1/messages", json=body, headers=CLAUDE_CODE_HEADERS, timeout=30)
+    mine, theirs = events_of(relayed.content), events_of(direct.content)
+    assert [e for e, _ in mine] == [e for e, _ in theirs]
+    for (event, got), (_, want) in zip(mine, theirs, strict=True):
+        if event == "message_delta":
+            assert got.pop("modelpool")["route"] == "an/m1"
+        if event == "message_start":
+            got["message"].pop("id"), want["message"].pop("id")
+        assert got == want
+
+
+def test_a_request_error_from_a_native_route_reaches_the_client_unchanged(ft: FleetThread) -> None:
+    ft.set_faults("an", [Fault("status", status=400, message="messages.0: thinking block without signature")])
+    direct = httpx.post(ft.root_url("an") + "/v1/messages", json=BODY, timeout=30)
+    ft.set_faults("an", [Fault("status", status=400, message="messages.0: thinking block without signature")])
+    with GatewayServer(config(ft, ["an"])) as gw:
+        resp = httpx.post(gw.url + "/v1/messages", json=BODY, timeout=30)
+    assert resp.status_code == 400
+    assert resp.content == direct.content
+
+
+def test_failover_from_a_native_anthropic_route_to_a_translated_chat_route_mid_reasoning(
+    ft: FleetThread,
+) -> None:
+    """Reasoning streamed natively from `an`, then `an` fails before any text; `oa` (chat only) answers
+    through the translator: one Messages stream the SDK parses, block indices going on."""
+    ft.set_faults("an", [Fault("error_event", status=529)])
+    with GatewayServer(config(ft, ["an", "oa"], retries_per_route=0)) as gw:
+        client = anthropic.Anthropic(base_url=gw.url, api_key="x", max_retries=0)
+        with client.messages.stream(
+            model=MODEL, max_tokens=64, messages=[{"role": "user", "content": "hi"}]
+        ) as stream:
+            text = "".join(stream.text_stream)
+            final = stream.get_final_message()
+        raw = httpx.post(
+            gw.url + "/v1/messages",
+            json={
+                "model": MODEL,
+                "max_tokens": 64,
+                "stream": True,
+                "messages": [{"role": "user", "content": "hi"}],
+            },
+            timeout=30,
+        ).content
+    assert text == expected_text("oa", MODEL, 5)
+    thinking = [b.thinking for b in final.content if b.type == "thinking"]
+    assert "".join(thinking) == expected_reasoning("an", MODEL, 3) + expected_reasoning("oa", MODEL, 3)
+    assert [c.path.rsplit("/", 1)[-1] for c in ft.calls("an")][:1] == ["messages"]
+    assert ft.calls("oa")[0].path.endswith("/chat/completions")
+    # on the wire: one message_start, block indices 0, 1, 2 … each started once and stopped once
+    events = events_of(raw)
+    assert [e for e, _ in events].count("message_start") == 1
+    starts = [o["index"] for e, o in events if e == "content_block_start"]
+    stops = [o["index"] for e, o in events if e == "content_block_stop"]
+    assert starts == list(range(len(starts))) and sorted(stops) == starts
+
+
+def test_failover_between_two_native_anthropic_routes_continues_the_indices(ft: FleetThread) -> None:
+    ft.set_faults("an", [Fault("error_event", status=529)])
+    with GatewayServer(config(ft, ["an", "an2"], retries_per_route=0)) as gw:
+        raw = httpx.post(
+            gw.url + "/v1/messages",
+            json={
+                "model": MODEL,
+                "max_tokens": 64,
+                "stream": True,
+                "messages": [{"role": "user", "content": "hi"}],
+            },
+            timeout=30,
+        ).content
+        client = anthropic.Anthropic(base_url=gw.url, api_key="x", max_retries=0)
+        ft.set_faults("an", [Fault("error_event", status=529)])
+        with client.messages.stream(
+            model=MODEL, max_tokens=64, messages=[{"role": "user", "content": "hi"}]
+        ) as stream:
+            text = "".join(stream.text_stream)
+    assert text == expected_text("an2", MODEL, 5)
+    events = events_of(raw)
+    assert [e for e, _ in events].count("message_start") == 1
+    starts = [o["index"] for e, o in events if e == "content_block_start"]
+    assert starts == list(range(len(starts))) and len(starts) >= 3
+    final = [o for e, o in events if e == "message_delta"][-1]
+    assert final["modelpool"]["route"] == "an2/m1" and final["modelpool"]["switched_from"] == "an/m1"
+
+
+def test_count_tokens_is_the_anthropic_routes_own_count(ft: FleetThread) -> None:
+    body = {"model": MODEL, "messages": [{"role": "user", "content": "x" * 400}]}
+    with GatewayServer(config(ft, ["oa", "an"])) as gw:
+        resp = httpx.post(gw.url + "/v1/messages/count_tokens", json=body, headers=CLAUDE_CODE_HEADERS)
+        assert resp.status_code == 200
+        assert resp.headers["x-modelpool-route"] == "an/m1"
+    direct = httpx.post(ft.root_url("an") + "/v1/messages/count_tokens", json=body)
+    assert resp.content == direct.content
+    assert ft.calls("an")[-1].headers["anthropic-beta"] == CLAUDE_CODE_HEADERS["anthropic-beta"]
+
+
+def test_count_tokens_is_an_estimate_where_no_route_speaks_messages(ft: FleetThread) -> None:
+    body = {"model": MODEL, "messages": [{"role": "user", "content": "x" * 400}]}
+    with GatewayServer(config(ft, ["oa"])) as gw:
+        resp = httpx.post(gw.url + "/v1/messages/count_tokens", json=body)
+    assert resp.status_code == 200 and resp.headers["x-modelpool-estimate"] == "true"
+    assert resp.json()["input_tokens"] >= 100
+    assert not [c for c in ft.calls("oa") if "count_tokens" in c.path]
