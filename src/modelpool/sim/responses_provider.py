@@ -51,7 +51,11 @@ def usage(plan: Plan) -> dict[str, Any]:
     out = plan.completion_tokens
     return {
         "input_tokens": plan.prompt_tokens,
-        "input_tokens_details": {"cached_tokens": plan.cached_tokens},
+        # `cache_write_tokens` is required by the current SDK models (openai 3.x `ResponseUsage`).
+        "input_tokens_details": {
+            "cached_tokens": plan.cached_tokens,
+            "cache_write_tokens": plan.cache_creation_tokens,
+        },
         "output_tokens": out,
         "output_tokens_details": {"reasoning_tokens": len(plan.reasoning)},
         "total_tokens": plan.prompt_tokens + out,
