@@ -185,9 +185,10 @@ def test_count_tokens_is_the_anthropic_routes_own_count(ft: FleetThread) -> None
         resp = httpx.post(gw.url + "/v1/messages/count_tokens", json=body, headers=CLAUDE_CODE_HEADERS)
         assert resp.status_code == 200
         assert resp.headers["x-modelpool-route"] == "an/m1"
+    assert ft.calls("an")[-1].headers["anthropic-beta"] == CLAUDE_CODE_HEADERS["anthropic-beta"]
+    assert "count_tokens" in ft.calls("an")[-1].path
     direct = httpx.post(ft.root_url("an") + "/v1/messages/count_tokens", json=body)
     assert resp.content == direct.content
-    assert ft.calls("an")[-1].headers["anthropic-beta"] == CLAUDE_CODE_HEADERS["anthropic-beta"]
 
 
 def test_count_tokens_is_an_estimate_where_no_route_speaks_messages(ft: FleetThread) -> None:
@@ -197,3 +198,147 @@ def test_count_tokens_is_an_estimate_where_no_route_speaks_messages(ft: FleetThr
     assert resp.status_code == 200 and resp.headers["x-modelpool-estimate"] == "true"
     assert resp.json()["input_tokens"] >= 100
     assert not [c for c in ft.calls("oa") if "count_tokens" in c.path]
+
+
+# ---- Responses --------------------------------------------------------------------------------------
+
+
+def responses_spec() -> FleetSpec:
+    model = SimModel(MODEL, output_tokens=5, reasoning_tokens=3)
+    return FleetSpec(
+        [
+            SimProvider("ra", dialects=("openai", "responses"), models=[model], **FAST),
+            SimProvider("rb", dialects=("openai", "responses"), models=[model], **FAST),
+            SimProvider("ch", models=[model], **FAST),
+        ]
+    )
+
+
+@pytest.fixture(scope="module")
+def rft() -> FleetThread:
+    with FleetThread(responses_spec()) as fleet:
+        yield fleet
+
+
+@pytest.fixture
+def rclean(rft: FleetThread) -> FleetThread:
+    rft.reset_calls()
+    for pid in ("ra", "rb", "ch"):
+        rft.set_faults(pid, [])
+    return rft
+
+
+CODEX_BODY = {
+    "model": MODEL,
+    "instructions": "You are Codex.",
+    "input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}],
+    "tools": [
+        {"type": "custom", "name": "apply_patch", "description": "edit files", "format": {"type": "text"}},
+        {"type": "local_shell"},
+        {"type": "web_search"},
+    ],
+    "include": ["reasoning.encrypted_content"],
+    "store": False,
+    "prompt_cache_key": "session-1",
+    "text": {"verbosity": "low"},
+    "reasoning": {"summary": "auto"},
+    "parallel_tool_calls": False,
+}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["once", "stream"])
+def test_responses_call_on_a_responses_route_goes_upstream_as_sent(rclean: FleetThread, stream: bool) -> None:
+    with GatewayServer(config(rclean, ["ra"])) as gw:
+        resp = httpx.post(
+            gw.url + "/v1/responses",
+            json={**CODEX_BODY, "stream": stream},
+            headers={"openai-beta": "responses=experimental", "authorization": "Bearer client-key"},
+            timeout=30,
+        )
+        assert resp.status_code == 200, resp.text
+    call = rclean.calls("ra")[-1]
+    assert call.path.endswith("/responses")
+    assert call.body == {**CODEX_BODY, "stream": stream}  # custom, local_shell, web_search tools all there
+    assert call.headers["openai-beta"] == "responses=experimental"
+    assert "client-key" not in str(call.headers)
+
+
+def test_responses_stream_reaches_the_client_as_the_upstream_sent_it(rclean: FleetThread) -> None:
+    body = {**CODEX_BODY, "stream": True}
+    direct = httpx.post(rclean.base_url("ra") + "/responses", json=body, timeout=30)
+    with GatewayServer(config(rclean, ["ra"])) as gw:
+        relayed = httpx.post(gw.url + "/v1/responses", json=body, timeout=30)
+    mine, theirs = events_of(relayed.content), events_of(direct.content)
+    assert [e for e, _ in mine] == [e for e, _ in theirs]
+    for (event, got), (_, want) in zip(mine, theirs, strict=True):
+        if event == "response.completed":
+            assert got["response"].pop("modelpool")["route"] == "ra/m1"
+        assert strip_ids(got) == strip_ids(want)
+
+
+def strip_ids(value: object) -> object:
+    """The event without its generated ids (each upstream response draws new ones)."""
+    if isinstance(value, dict):
+        return {k: strip_ids(v) for k, v in value.items() if k not in ("id", "item_id", "call_id", "created_at")}
+    if isinstance(value, list):
+        return [strip_ids(v) for v in value]
+    return value
+
+
+def test_the_openai_sdk_parses_a_native_responses_stream(rclean: FleetThread) -> None:
+    import openai
+
+    with GatewayServer(config(rclean, ["ra"])) as gw:
+        client = openai.OpenAI(base_url=gw.url + "/v1", api_key="x", max_retries=0)
+        with client.responses.stream(model=MODEL, input="hi") as stream:
+            final = stream.get_final_response()
+    assert final.output_text == expected_text("ra", MODEL, 5)
+
+
+def test_previous_response_id_goes_to_the_route_that_stored_it(rclean: FleetThread) -> None:
+    import openai
+
+    with GatewayServer(config(rclean, ["ra", "rb"], strategy="round-robin")) as gw:
+        client = openai.OpenAI(base_url=gw.url + "/v1", api_key="x", max_retries=0)
+        first = client.responses.create(model=MODEL, input="hi")
+        producer = "ra" if rclean.calls("ra") else "rb"
+        for _ in range(3):  # round-robin would move on; the stored response pins the follow-ups
+            follow = client.responses.create(model=MODEL, input="more", previous_response_id=first.id)
+            assert follow.output_text
+        assert [c.body.get("previous_response_id") for c in rclean.calls(producer)[1:]] == [first.id] * 3
+        other = {"ra": "rb", "rb": "ra"}[producer]
+        assert not [c for c in rclean.calls(other) if c.body.get("previous_response_id")]
+        with pytest.raises(openai.BadRequestError) as err:
+            client.responses.create(model=MODEL, input="more", previous_response_id="resp_never_seen")
+        assert "previous_response_id" in str(err.value)
+
+
+def test_responses_failover_mid_reasoning_from_native_to_translated_is_one_stream(
+    rclean: FleetThread,
+) -> None:
+    import openai
+
+    rclean.set_faults("ra", [Fault("error_event", status=529)])
+    with GatewayServer(config(rclean, ["ra", "ch"], retries_per_route=0)) as gw:
+        client = openai.OpenAI(base_url=gw.url + "/v1", api_key="x", max_retries=0)
+        body = {"model": MODEL, "input": "hi", "reasoning": {"effort": "high", "summary": "auto"}}
+        with client.responses.stream(**body) as stream:
+            final = stream.get_final_response()
+    rclean.set_faults("ra", [Fault("error_event", status=529)])
+    with GatewayServer(config(rclean, ["ra", "ch"], retries_per_route=0)) as gw:  # ra rests in the first one
+        raw = httpx.post(gw.url + "/v1/responses", json={**body, "stream": True}, timeout=30).content
+    assert final.output_text == expected_text("ch", MODEL, 5)
+    assert rclean.calls("ch")[0].path.endswith("/chat/completions")
+    assert rclean.calls("ra")[0].path.endswith("/responses")
+    events = events_of(raw)
+    kinds = [e for e, _ in events]
+    assert kinds.count("response.created") == 1 and kinds[-1] == "response.completed"
+    seqs = [o["sequence_number"] for _, o in events]
+    assert seqs == list(range(len(seqs)))
+    added = [o["output_index"] for e, o in events if e == "response.output_item.added"]
+    assert added == list(range(len(added)))
+    reasoning = "".join(o["delta"] for e, o in events if e.startswith("response.reasoning") and "delta" in o)
+    assert reasoning.startswith(expected_reasoning("ra", MODEL, 3))  # ra's native reasoning came first
+    assert reasoning.endswith(expected_reasoning("ch", MODEL, 3))  # then ch's, translated
+    created_id = next(o["response"]["id"] for e, o in events if e == "response.created")
+    assert events[-1][1]["response"]["id"] == created_id

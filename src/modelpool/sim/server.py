@@ -289,6 +289,10 @@ class ProviderServer:
         return None
 
     async def _count_tokens(self, request: web.BaseRequest) -> web.StreamResponse:
+        headers = {k.lower(): v for k, v in request.headers.items() if k.lower() not in SECRET_HEADERS}
+        self.recorder.add(
+            CallRecord(self.spec.id, request.path, time.time(), headers=headers, dialect="anthropic")
+        )
         if self._key_ok(request.headers) is False:
             return unauthorized().response("anthropic")
         try:
