@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from modelpool.sim import FleetSpec, FleetThread, InnerProvider, SimModel, SimProvider
+from modelpool.sim import AgentTask, FleetSpec, FleetThread, InnerProvider, SimModel, SimProvider
 
 GW_MODEL = "deepseek/deepseek-v4.1-flash-1017"
 
@@ -51,9 +51,22 @@ def rich_spec() -> FleetSpec:
                 **_QUICK,
             ),
             SimProvider(
+                "omni",  # a first-party-like route that speaks all three dialects natively
+                dialects=("openai", "anthropic", "responses"),
+                models=[
+                    SimModel("m1", output_tokens=5),
+                    SimModel("thinker", reasoning_tokens=3, output_tokens=4),
+                    SimModel("searcher", output_tokens=4, web_search=True, cached_tokens=2),
+                    SimModel("cached", output_tokens=3, cached_tokens=5, cache_creation_tokens=7),
+                    SimModel("agent", agent=AgentTask(), output_tokens=4),
+                    SimModel("agent-thinker", agent=AgentTask(), reasoning_tokens=2),
+                ],
+                **_QUICK,
+            ),
+            SimProvider(
                 "vercel",
                 kind="vercel",
-                models=[SimModel(GW_MODEL, output_tokens=5)],
+                models=[SimModel(GW_MODEL, output_tokens=5), SimModel("agent", agent=AgentTask())],
                 inner=inner,
                 default_inner="baseten",
                 ttft=0.001,

@@ -12,14 +12,15 @@ Used by `modelpool demo`, the test-suite and the benchmarks::
 from __future__ import annotations
 
 from modelpool.sim.fleet import Fleet, FleetThread
-from modelpool.sim.presets import bench_fleet, demo_fleet, preset, two_route_fleet
+from modelpool.sim.presets import agent_fleet, bench_fleet, demo_fleet, preset, two_route_fleet
 from modelpool.sim.records import CallRecord
 from modelpool.sim.runner import run_sim
-from modelpool.sim.spec import Fault, FleetSpec, InnerProvider, SimModel, SimProvider
+from modelpool.sim.spec import AgentTask, Fault, FleetSpec, InnerProvider, SimModel, SimProvider
 from modelpool.sim.text import expected_reasoning, expected_text, expected_tool_arguments
 from modelpool.sim.traffic import TrafficStats, run_traffic
 
 __all__ = [
+    "AgentTask",
     "CallRecord",
     "Fault",
     "Fleet",
@@ -29,6 +30,7 @@ __all__ = [
     "SimModel",
     "SimProvider",
     "TrafficStats",
+    "agent_fleet",
     "bench_fleet",
     "demo_fleet",
     "expected_reasoning",

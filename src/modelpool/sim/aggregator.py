@@ -1,5 +1,9 @@
 """Vercel-like aggregator: picks an inner provider per call, publishes endpoint stats, writes routing records.
 
+Every dialect's body carries the options the same way, as top-level `providerOptions.gateway` (Chat
+Completions, Messages and Responses alike, gateways.md §2.3); the routing record goes back in each
+dialect's place (see the renderers).
+
 Inner choice (shared/reference/gateways.md §2.2): eligible = status 0, tools when the call has tools, context
 large enough; `only` narrows that set; `order` puts its listed providers first (unlisted ones stay as
 fallbacks, unless `only` excludes them); no `order` → `default_inner`, else the middle eligible provider.
@@ -160,9 +164,10 @@ class Aggregator:
         ):
             if isinstance(value, str) and value:
                 return value
-        first_user = next(
-            (m for m in body["messages"] if isinstance(m, dict) and m.get("role") == "user"), {}
-        )
+        turns = body.get("messages") if req.dialect != "responses" else body.get("input")
+        if isinstance(turns, str):
+            turns = [{"role": "user", "content": turns}]
+        first_user = next((m for m in turns or [] if isinstance(m, dict) and m.get("role") == "user"), {})
         raw = orjson.dumps([req.model, first_user.get("content")], option=orjson.OPT_SORT_KEYS)
         return "fp-" + hashlib.sha1(raw).hexdigest()[:16]
 

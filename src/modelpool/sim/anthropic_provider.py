@@ -1,8 +1,10 @@
 """Anthropic Messages wire format: the full event sequence, non-stream bodies and the model list.
 
 Stream order (shared/reference/streaming.md §4.2): message_start → ping → [thinking block with
-thinking_delta… + signature_delta] → text block (text_delta…) or tool_use block (input_json_delta…) →
-message_delta (stop_reason, cumulative usage) → message_stop. On the aggregator, `meta` lands as a
+thinking_delta… + signature_delta] → [scripted web search: server_tool_use block (input_json_delta…) +
+web_search_tool_result block] → text block (citations_delta when it cites the search, text_delta…) or
+tool_use block (input_json_delta…) → message_delta (stop_reason, cumulative usage with the cache figures
+and `server_tool_use`) → message_stop. On the aggregator, `meta` lands as a
 top-level `provider_metadata` on message_delta (stream) or on the message (non-stream), as Vercel does.
 """
 
@@ -34,12 +36,50 @@ def signature(plan: Plan) -> str:
     return hashlib.sha256("".join(plan.reasoning).encode()).hexdigest()
 
 
+SEARCH_URL = "https://example.com/modelpool-sim"
+SEARCH_TITLE = "modelpool sim search result"
+
+
 def _usage(plan: Plan) -> dict[str, Any]:
-    return {
-        "input_tokens": plan.prompt_tokens,
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
+    # Anthropic counts cache reads and writes apart from `input_tokens` (which excludes both).
+    cached = plan.cached_tokens + plan.cache_creation_tokens
+    out: dict[str, Any] = {
+        "input_tokens": max(1, plan.prompt_tokens - cached) if plan.prompt_tokens else 0,
+        "cache_creation_input_tokens": plan.cache_creation_tokens,
+        "cache_read_input_tokens": plan.cached_tokens,
         "output_tokens": plan.completion_tokens,
+    }
+    if plan.web_search is not None:
+        out["server_tool_use"] = {"web_search_requests": 1}
+    return out
+
+
+def _search_id(plan: Plan) -> str:
+    return "srvtoolu_" + hashlib.sha256(f"{plan.provider_id}:{plan.model_id}".encode()).hexdigest()[:24]
+
+
+def _search_query(plan: Plan) -> dict[str, Any]:
+    return {"query": f"{plan.model_id} sim search"}
+
+
+def _search_result(plan: Plan) -> dict[str, Any]:
+    result = {
+        "type": "web_search_result",
+        "url": SEARCH_URL,
+        "title": SEARCH_TITLE,
+        "encrypted_content": "EqgfCioIARgBIiQ" + _search_id(plan),
+        "page_age": None,
+    }
+    return {"type": "web_search_tool_result", "tool_use_id": _search_id(plan), "content": [result]}
+
+
+def _citation(plan: Plan) -> dict[str, Any]:
+    return {
+        "type": "web_search_result_location",
+        "cited_text": "".join(plan.content)[:150],
+        "url": SEARCH_URL,
+        "title": SEARCH_TITLE,
+        "encrypted_index": "Eo8BCioIAhgBIiQ" + _search_id(plan),
     }
 
 
@@ -61,7 +101,11 @@ def stream_script(plan: Plan, meta: dict[str, Any] | None = None) -> Script:
     head = event("message_start", {"type": "message_start", "message": message}) + _PING
     reasoning = _thinking_frames(plan)
     index = 1 if reasoning else 0
-    content = _tool_frames(plan, index) if plan.tool_name is not None else _text_frames(plan, index)
+    content: list[bytes] = []
+    if plan.web_search is not None:
+        content += _search_frames(plan, index)
+        index += 2
+    content += _tool_frames(plan, index) if plan.tool_name is not None else _text_frames(plan, index)
     delta: dict[str, Any] = {
         "type": "message_delta",
         "delta": {"stop_reason": STOP_REASONS[plan.finish], "stop_sequence": None},
@@ -104,7 +148,29 @@ def _thinking_frames(plan: Plan) -> list[bytes]:
 
 def _text_frames(plan: Plan, index: int) -> list[bytes]:
     frames = [_delta(index, {"type": "text_delta", "text": tok}) for tok in plan.content]
+    if plan.web_search is not None:  # the cited text: the citation arrives before its text
+        frames[0] = _delta(index, {"type": "citations_delta", "citation": _citation(plan)}) + frames[0]
+        return _block(index, frames, {"type": "text", "text": "", "citations": []})
     return _block(index, frames, {"type": "text", "text": ""})
+
+
+def _search_frames(plan: Plan, index: int) -> list[bytes]:
+    """A server_tool_use block (its query streamed as input_json_delta) and the result block (whole)."""
+    query = orjson.dumps(_search_query(plan)).decode()
+    half = len(query) // 2
+    frames = [
+        _delta(index, {"type": "input_json_delta", "partial_json": p})
+        for p in ("", query[:half], query[half:])
+    ]
+    start: dict[str, Any] = {"type": "server_tool_use", "id": _search_id(plan), "name": plan.web_search}
+    start["input"] = {}
+    frames = _block(index, frames, start)
+    result = event(
+        "content_block_start",
+        {"type": "content_block_start", "index": index + 1, "content_block": _search_result(plan)},
+    )
+    frames[-1] += result + event("content_block_stop", {"type": "content_block_stop", "index": index + 1})
+    return frames
 
 
 def _tool_frames(plan: Plan, index: int) -> list[bytes]:
@@ -128,9 +194,21 @@ def message_body(plan: Plan, meta: dict[str, Any] | None = None) -> bytes:
         content.append(
             {"type": "thinking", "thinking": "".join(plan.reasoning), "signature": signature(plan)}
         )
+    if plan.web_search is not None:
+        content.append(
+            {
+                "type": "server_tool_use",
+                "id": _search_id(plan),
+                "name": plan.web_search,
+                "input": _search_query(plan),
+            }
+        )
+        content.append(_search_result(plan))
     if plan.tool_name is not None:
         args = orjson.loads("".join(plan.tool_fragments))
         content.append({"type": "tool_use", "id": tool_use_id(plan), "name": plan.tool_name, "input": args})
+    elif plan.web_search is not None:
+        content.append({"type": "text", "text": "".join(plan.content), "citations": [_citation(plan)]})
     else:
         content.append({"type": "text", "text": "".join(plan.content)})
     body: dict[str, Any] = {

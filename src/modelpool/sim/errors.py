@@ -10,7 +10,7 @@ from aiohttp import web
 
 from modelpool.sim.spec import Fault
 
-Dialect = Literal["openai", "anthropic"]
+Dialect = Literal["openai", "anthropic", "responses"]  # Responses errors have the OpenAI shape
 
 QUOTA_MESSAGE = (
     "Insufficient balance: your account balance is exhausted (余额不足), please top up (请充值) to continue."
@@ -39,12 +39,15 @@ class SimError(Exception):
     code: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     anthropic_type: str | None = None
+    param: str | None = None
 
     def __str__(self) -> str:
         return f"{self.status} {self.message}"
 
     def openai_body(self) -> dict[str, object]:
-        return {"error": {"message": self.message, "type": self.etype, "param": None, "code": self.code}}
+        return {
+            "error": {"message": self.message, "type": self.etype, "param": self.param, "code": self.code}
+        }
 
     def anthropic_body(self) -> dict[str, object]:
         return {"type": "error", "error": {"type": self.anthropic_error_type(), "message": self.message}}
@@ -124,3 +127,11 @@ def not_found_model(model_id: str) -> SimError:
 
 def unauthorized() -> SimError:
     return SimError(401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
+
+
+def previous_response_not_found(response_id: str) -> SimError:
+    """What OpenAI answers for a `previous_response_id` it does not hold (unknown, or stored elsewhere)."""
+    msg = f"Previous response with id '{response_id}' not found."
+    return SimError(
+        400, msg, "invalid_request_error", "previous_response_not_found", param="previous_response_id"
+    )

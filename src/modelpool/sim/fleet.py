@@ -116,6 +116,7 @@ class Fleet:
             "kind": spec.kind,
             "name": spec.name or spec.id,
             "base_url": self.base_url(provider_id),
+            "dialects": list(spec.speaks),  # what it serves natively (SPEC §1.6), written out in full
             "models": [m.id for m in spec.models],
         }
         if spec.api_key is not None:

@@ -30,7 +30,7 @@ def usage(plan: Plan) -> dict[str, Any]:
         "prompt_tokens": plan.prompt_tokens,
         "completion_tokens": completion,
         "total_tokens": plan.prompt_tokens + completion,
-        "prompt_tokens_details": {"cached_tokens": 0},
+        "prompt_tokens_details": {"cached_tokens": plan.cached_tokens},
         "completion_tokens_details": {"reasoning_tokens": len(plan.reasoning)},
     }
 
@@ -69,16 +69,11 @@ def stream_script(plan: Plan, req: CallRequest, meta: dict[str, Any] | None = No
 def _tool_frames(plan: Plan, frame: Any) -> list[bytes]:
     if plan.tool_name is None:
         return []
-    first = {
-        "index": 0,
-        "id": plan.tool_id,
-        "type": "function",
-        "function": {"name": plan.tool_name, "arguments": ""},
-    }
+    # A Chat custom tool (`{"type": "custom"}`) streams its raw `input`; a function its JSON `arguments`.
+    kind, key = ("custom", "input") if plan.tool_kind == "custom" else ("function", "arguments")
+    first = {"index": 0, "id": plan.tool_id, "type": kind, kind: {"name": plan.tool_name, key: ""}}
     frames = [frame({"tool_calls": [first]})]
-    frames += [
-        frame({"tool_calls": [{"index": 0, "function": {"arguments": a}}]}) for a in plan.tool_fragments
-    ]
+    frames += [frame({"tool_calls": [{"index": 0, kind: {key: a}}]}) for a in plan.tool_fragments]
     return frames
 
 
@@ -121,8 +116,9 @@ def completion_body(plan: Plan, meta: dict[str, Any] | None = None) -> bytes:
     if plan.reasoning:
         message["reasoning" if meta is not None else "reasoning_content"] = "".join(plan.reasoning)
     if plan.tool_name is not None:
-        fn = {"name": plan.tool_name, "arguments": "".join(plan.tool_fragments)}
-        message["tool_calls"] = [{"id": plan.tool_id, "type": "function", "function": fn}]
+        kind, key = ("custom", "input") if plan.tool_kind == "custom" else ("function", "arguments")
+        call = {"name": plan.tool_name, key: "".join(plan.tool_fragments)}
+        message["tool_calls"] = [{"id": plan.tool_id, "type": kind, kind: call}]
     message["refusal"] = None
     if meta is not None:
         message["provider_metadata"] = meta

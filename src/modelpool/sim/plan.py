@@ -6,10 +6,17 @@ import math
 import uuid
 from dataclasses import dataclass
 
+from modelpool.sim import agent
 from modelpool.sim.errors import SimError, bad_request
 from modelpool.sim.request import CallRequest
 from modelpool.sim.spec import SimModel
-from modelpool.sim.text import content_tokens, reasoning_tokens, tool_argument_fragments
+from modelpool.sim.text import (
+    content_tokens,
+    reasoning_tokens,
+    split_fragments,
+    tool_argument_fragments,
+    words,
+)
 
 # Reasoning length when the request asks for thinking but the model declares none of its own.
 DEFAULT_REASONING_TOKENS = 8
@@ -36,10 +43,16 @@ class Plan:
     finish: str  # OpenAI vocabulary: stop | length | tool_calls
     prompt_tokens: int
     speed: Speed
+    tool_kind: str = "function"  # function | custom (raw input) | local_shell (argv in tool_command)
+    tool_command: tuple[str, ...] = ()
+    cached_tokens: int = 0  # prompt tokens read from the provider's cache
+    cache_creation_tokens: int = 0  # prompt tokens written to it
+    web_search: str | None = None  # the name of the offered web search tool the reply uses first
 
     @property
     def completion_tokens(self) -> int:
-        return len(self.reasoning) + len(self.content) + len(self.tool_fragments)
+        shell = 1 if self.tool_command else 0  # a local_shell action streams no fragments but costs tokens
+        return len(self.reasoning) + len(self.content) + len(self.tool_fragments) + shell
 
 
 def check_capabilities(model: SimModel, req: CallRequest) -> None:
@@ -74,10 +87,27 @@ def reasoning_count(model: SimModel, req: CallRequest) -> int:
 def make_plan(provider_id: str, model: SimModel, req: CallRequest, speed: Speed) -> Plan:
     """`provider_id` is the tag written into the text (the sim provider that answers)."""
     reasoning = reasoning_tokens(provider_id, req.model, reasoning_count(model, req))
-    if req.tool_turn:
+    plan = _agent_plan(provider_id, model, req, speed, reasoning) if model.agent else None
+    if plan is None:
+        plan = _plain_plan(provider_id, model, req, speed, reasoning)
+    plan.cached_tokens = min(model.cached_tokens, req.prompt_tokens)
+    plan.cache_creation_tokens = model.cache_creation_tokens
+    if model.web_search and plan.tool_name is None:
+        plan.web_search = next((t.name for t in req.tools if t.kind == "server" and "search" in t.name), None)
+    return plan
+
+
+def _plain_plan(
+    provider_id: str, model: SimModel, req: CallRequest, speed: Speed, reasoning: tuple[str, ...]
+) -> Plan:
+    client_tools = [t for t in req.tools if t.kind != "server"]
+    if req.tool_turn and client_tools:
+        tool = client_tools[0]
+        command = ("echo", f"{provider_id}:{req.model}") if tool.kind == "local_shell" else ()
         return Plan(
-            provider_id, req.model, reasoning, (), req.tool_names[0], f"call_{uuid.uuid4().hex[:24]}",
-            tool_argument_fragments(provider_id, req.model), "tool_calls", req.prompt_tokens, speed,
+            provider_id, req.model, reasoning, (), tool.name, _call_id(),
+            () if command else tool_argument_fragments(provider_id, req.model), "tool_calls",
+            req.prompt_tokens, speed, tool.kind, command,
         )  # fmt: skip
     n = model.output_tokens
     finish = "stop"
@@ -85,6 +115,30 @@ def make_plan(provider_id: str, model: SimModel, req: CallRequest, speed: Speed)
         n, finish = max(1, req.max_tokens), "length"
     content = content_tokens(provider_id, req.model, n)
     return Plan(provider_id, req.model, reasoning, content, None, None, (), finish, req.prompt_tokens, speed)
+
+
+def _agent_plan(
+    provider_id: str, model: SimModel, req: CallRequest, speed: Speed, reasoning: tuple[str, ...]
+) -> Plan | None:
+    """The scripted agent: a file-writing call, or the closing text once a tool result came back."""
+    task = model.agent
+    assert task is not None
+    if req.after_tool_result:
+        content = words(task.done_text)
+        return Plan(
+            provider_id, req.model, reasoning, content, None, None, (), "stop", req.prompt_tokens, speed
+        )
+    call = agent.choose(task, req)
+    if call is None:
+        return None
+    return Plan(
+        provider_id, req.model, reasoning, (), call.name, _call_id(), split_fragments(call.payload),
+        "tool_calls", req.prompt_tokens, speed, call.kind, call.command,
+    )  # fmt: skip
+
+
+def _call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:24]}"
 
 
 def model_speed(model: SimModel, provider_ttft: float, provider_tps: float, fast: bool) -> Speed:

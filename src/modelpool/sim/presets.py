@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from modelpool.sim.spec import Fault, FleetSpec, InnerProvider, SimModel, SimProvider
+from modelpool.sim.spec import AgentTask, Fault, FleetSpec, InnerProvider, SimModel, SimProvider
 
 DEMO_MODEL = "deepseek/deepseek-v4.1-flash-1017"
 
@@ -50,7 +51,9 @@ def _demo_model(model_id: str) -> SimModel:
 def demo_fleet() -> FleetSpec:
     """One model on a Vercel-like aggregator with 22 inner providers (42–394 tok/s), plus a first-party
     route (`deepseek/deepseek-flash`) and a third-party one (`workbuddy/deepseek-v4.1-flash`), with
-    realistic TTFTs and occasional faults so the dashboard has switches and rests to show."""
+    realistic TTFTs and occasional faults so the dashboard has switches and rests to show. Dialects
+    (SPEC §1.6): the aggregator speaks all three, the first-party route Chat Completions and Anthropic
+    Messages (like DeepSeek), the third-party route Chat Completions only."""
     inner = [
         InnerProvider(name, tps=tps, ttft_ms=ttft, uptime_15m=up, tools=tools)
         for name, tps, ttft, up, tools in _DEMO_INNER
@@ -73,6 +76,7 @@ def demo_fleet() -> FleetSpec:
     deepseek = SimProvider(
         "deepseek",
         name="DeepSeek",
+        dialects=("openai", "anthropic"),
         models=[_demo_model("deepseek-flash")],
         ttft=0.35,
         tps=191.0,
@@ -84,6 +88,7 @@ def demo_fleet() -> FleetSpec:
     workbuddy = SimProvider(
         "workbuddy",
         name="WorkBuddy",
+        dialects=("openai",),
         models=[_demo_model("deepseek-v4.1-flash")],
         ttft=0.7,
         tps=120.0,
@@ -143,10 +148,36 @@ def bench_fleet() -> FleetSpec:
     )
 
 
+AGENT_MODEL = "agent-1"
+
+
+def agent_fleet(task: AgentTask | None = None, model_id: str = AGENT_MODEL) -> FleetSpec:
+    """The scripted agent (SPEC §10) on one route per dialect mix, for the real-CLI tests: `chatonly`
+    (Chat Completions), `anthropic` (Messages), `responses` (OpenAI-style: Chat + Responses), `firstparty`
+    (Chat + Messages, like DeepSeek) and a `vercel` aggregator speaking all three. Quick, no faults."""
+    task = task or AgentTask()
+
+    def route(provider_id: str, **kwargs: Any) -> SimProvider:
+        model = SimModel(model_id, agent=task, output_tokens=8)
+        return SimProvider(provider_id, models=[model], ttft=0.01, tps=2000.0, **kwargs)
+
+    inner = [InnerProvider("alpha", tps=400, ttft_ms=10), InnerProvider("beta", tps=300, ttft_ms=10)]
+    return FleetSpec(
+        [
+            route("chatonly"),
+            route("anthropic", kind="anthropic"),
+            route("responses", dialects=("openai", "responses")),
+            route("firstparty", dialects=("openai", "anthropic")),
+            route("vercel", kind="vercel", inner=inner, default_inner="alpha"),
+        ]
+    )
+
+
 PRESETS: dict[str, Callable[[], FleetSpec]] = {
     "demo": demo_fleet,
     "two-route": two_route_fleet,
     "bench": bench_fleet,
+    "agent": agent_fleet,
 }
 
 

@@ -1,7 +1,13 @@
-"""What each provider saw: one `CallRecord` per chat call, for test and benchmark assertions."""
+"""What each provider saw: one `CallRecord` per chat call, for test and benchmark assertions.
+
+A record keeps the path, the dialect, the request headers (credential headers left out: only their names
+are kept, and `key_ok` says whether the provider's key matched) and the raw body bytes as received, so a
+test can compare the upstream body with what its client sent.
+"""
 
 from __future__ import annotations
 
+import base64
 from collections import deque
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -30,10 +36,16 @@ class CallRecord:
     inner: str | None = None  # aggregator: the inner provider that served (or last tried)
     inner_attempts: list[str] = field(default_factory=list)
     content_tokens: int = 0  # content frames actually sent
+    dialect: str = "openai"  # openai (Chat Completions) | anthropic (Messages) | responses
+    raw_body: bytes = b""  # the request body exactly as received
+    secret_headers: list[str] = field(default_factory=list)  # credential headers present (names only)
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-able (the control API): the raw body as base64 in `raw_body_b64`."""
         out = asdict(self)
         out["fault"] = self.fault.to_dict() if self.fault is not None else None
+        out.pop("raw_body")
+        out["raw_body_b64"] = base64.b64encode(self.raw_body).decode()
         return out
 
 

@@ -22,7 +22,10 @@ def describe(fleet: Fleet) -> str:
         spec = fleet.provider(pid)
         models = ", ".join(m.id for m in spec.models)
         extra = f"  ({len(spec.inner)} inner providers)" if spec.inner else ""
-        lines.append(f"  {pid:<{width}}  {spec.kind:<9}  {fleet.base_url(pid)}  {models}{extra}")
+        speaks = "+".join(spec.speaks)
+        lines.append(
+            f"  {pid:<{width}}  {spec.kind:<9}  {speaks:<25}  {fleet.base_url(pid)}  {models}{extra}"
+        )
     return "\n".join(lines)
 
 
@@ -31,6 +34,7 @@ def describe_json(fleet: Fleet, preset: str, config_out: Path | None) -> dict[st
         {
             "id": pid,
             "kind": fleet.provider(pid).kind,
+            "dialects": list(fleet.provider(pid).speaks),
             "base_url": fleet.base_url(pid),
             "models": [m.id for m in fleet.provider(pid).models],
         }

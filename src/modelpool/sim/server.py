@@ -1,7 +1,8 @@
 """One simulated provider = one aiohttp low-level server on its own loopback port.
 
-Paths are accepted with or without the `/v1` prefix, so any base_url convention reaches them:
-`POST /v1/chat/completions` (openai, vercel), `POST /v1/messages` (+ `/count_tokens`; anthropic, vercel),
+Paths are accepted with or without the `/v1` prefix, so any base_url convention reaches them. A provider
+serves only the dialects it speaks (`SimProvider.speaks`; 404 for the others): `POST /v1/chat/completions`
+(openai), `POST /v1/messages` + `/v1/messages/count_tokens` (anthropic), `POST /v1/responses` (responses);
 `GET /v1/models`, `GET /v1/models/{creator}/{model}/endpoints` (vercel, public), and the control surface
 `POST|GET /_sim/faults`, `GET|DELETE /_sim/calls`, `GET /_sim/info`.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
@@ -18,17 +20,32 @@ import orjson
 from aiohttp import web
 from multidict import CIMultiDictProxy
 
-from modelpool.sim import anthropic_provider, openai_provider
+from modelpool.sim import anthropic_provider, openai_provider, responses_provider
 from modelpool.sim.aggregator import Aggregator, Attempt, Routing
-from modelpool.sim.errors import Dialect, SimError, bad_request, fault_error, not_found_model, unauthorized
+from modelpool.sim.errors import (
+    Dialect,
+    SimError,
+    bad_request,
+    fault_error,
+    not_found_model,
+    previous_response_not_found,
+    unauthorized,
+)
 from modelpool.sim.faults import FaultBook
-from modelpool.sim.plan import Speed, check_capabilities, make_plan, model_speed
+from modelpool.sim.plan import Plan, Speed, check_capabilities, make_plan, model_speed
 from modelpool.sim.records import SECRET_HEADERS, CallRecord, Recorder
-from modelpool.sim.request import CallRequest, parse_anthropic, parse_openai
+from modelpool.sim.request import CallRequest, parse_anthropic, parse_openai, parse_responses
 from modelpool.sim.spec import STATUS_KINDS, Fault, FleetSpec, SimModel, SimProvider
 from modelpool.sim.stream import abort, drive, send_body, stall
 
 _JSON = "application/json"
+_PARSERS = {"openai": parse_openai, "anthropic": parse_anthropic, "responses": parse_responses}
+_CHAT_PATHS: dict[str, Dialect] = {
+    "/chat/completions": "openai",
+    "/messages": "anthropic",
+    "/responses": "responses",
+}
+MAX_RESPONSE_IDS = 100_000  # stored Responses ids a provider remembers (for `previous_response_id`)
 
 
 class ProviderServer:
@@ -40,6 +57,7 @@ class ProviderServer:
         self.book = FaultBook(list(spec.faults), self._rng)
         self.recorder = Recorder()
         self.aggregator = Aggregator(spec, fleet.fast) if spec.kind == "vercel" else None
+        self.response_ids: OrderedDict[str, None] = OrderedDict()  # stored responses it produced
         self._runner: web.ServerRunner | None = None
         self._server: web.Server | None = None
         self._site: web.TCPSite | None = None
@@ -91,22 +109,25 @@ class ProviderServer:
     async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
         path = _strip_v1(request.path)
         method = request.method
-        kind = self.spec.kind
+        speaks = self.spec.speaks
         if method == "POST":
-            if path == "/chat/completions" and kind in ("openai", "vercel"):
-                return await self._chat(request, "openai")
-            if path == "/messages" and kind in ("anthropic", "vercel"):
-                return await self._chat(request, "anthropic")
-            if path == "/messages/count_tokens" and kind in ("anthropic", "vercel"):
+            dialect = _CHAT_PATHS.get(path)
+            if dialect is not None and dialect in speaks:
+                return await self._chat(request, dialect)
+            if path == "/messages/count_tokens" and "anthropic" in speaks:
                 return await self._count_tokens(request)
         elif method == "GET" and path.startswith("/models"):
             return self._models(request, path)
         if path.startswith("/_sim/"):
             return await self._control(request, path)
-        dialect: Dialect = "anthropic" if kind == "anthropic" else "openai"
         return SimError(404, f"Unknown path {request.path}", "invalid_request_error", "not_found").response(
-            dialect
+            self._home_dialect
         )
+
+    @property
+    def _home_dialect(self) -> Dialect:
+        """The error shape for paths outside any dialect: Anthropic's only on an Anthropic-only provider."""
+        return "anthropic" if self.spec.speaks == ("anthropic",) else "openai"
 
     def _key_ok(self, headers: CIMultiDictProxy[str]) -> bool | None:
         key = self.spec.api_key
@@ -119,7 +140,10 @@ class ProviderServer:
 
     async def _chat(self, request: web.BaseRequest, dialect: Dialect) -> web.StreamResponse:
         headers = {k.lower(): v for k, v in request.headers.items() if k.lower() not in SECRET_HEADERS}
-        rec = CallRecord(self.spec.id, request.path, time.time(), headers=headers)
+        secrets = sorted({k.lower() for k in request.headers if k.lower() in SECRET_HEADERS})
+        rec = CallRecord(
+            self.spec.id, request.path, time.time(), headers=headers, dialect=dialect, secret_headers=secrets
+        )
         self.recorder.add(rec)  # recorded on arrival so in-flight calls are visible too
         try:
             return await self._serve(request, dialect, rec)
@@ -137,11 +161,13 @@ class ProviderServer:
         rec.key_ok = self._key_ok(request.headers)
         if rec.key_ok is False:
             raise unauthorized()
+        raw = await request.read()
+        rec.raw_body = raw
         try:
-            body = orjson.loads(await request.read())
+            body = orjson.loads(raw)
         except orjson.JSONDecodeError:
             raise bad_request("We could not parse the JSON body of your request.") from None
-        req = parse_anthropic(body) if dialect == "anthropic" else parse_openai(body)
+        req = _PARSERS[dialect](body)
         rec.model, rec.stream, rec.body = req.model, req.stream, body
         model = self.spec.model(req.model)
         if model is None:
@@ -216,22 +242,35 @@ class ProviderServer:
             if fault.kind == "stall" and fault.after_tokens == 0 and not fault.headers:
                 fault = None  # the stall already happened before the headers; the reply is normal
         check_capabilities(model, req)
+        resp_id = self._response_id(req) if dialect == "responses" else ""
         plan = make_plan(self.spec.id, model, req, speed)
         meta = routing.meta() if routing is not None else None
         if not req.stream:
-            if dialect == "anthropic":
-                payload = anthropic_provider.message_body(plan, meta)
-            else:
-                payload = openai_provider.completion_body(plan, meta)
+            payload = _body(dialect, plan, req, resp_id, meta)
             broken = fault is not None and fault.kind in ("cut", "malformed", "error_event")
             rec.content_tokens = 0 if broken else len(plan.content)
             return await send_body(request, payload, fault, dialect, len(plan.content))
         if dialect == "anthropic":
             script = anthropic_provider.stream_script(plan, meta)
+        elif dialect == "responses":
+            script = responses_provider.stream_script(plan, req, resp_id, meta)
         else:
             script = openai_provider.stream_script(plan, req, meta)
         resp, rec.content_tokens = await drive(request, script, plan.speed, fault)
         return resp
+
+    def _response_id(self, req: CallRequest) -> str:
+        """Check `previous_response_id` against the responses this provider stored, then name the new one
+        (remembered unless `store: false`, like OpenAI: an unstored response cannot be continued)."""
+        previous = req.previous_response_id
+        if previous is not None and previous not in self.response_ids:
+            raise previous_response_not_found(previous)
+        resp_id = responses_provider.new_response_id()
+        if req.store:
+            self.response_ids[resp_id] = None
+            if len(self.response_ids) > MAX_RESPONSE_IDS:
+                self.response_ids.popitem(last=False)
+        return resp_id
 
     async def _before_headers(
         self, request: web.BaseRequest, fault: Fault, model_id: str
@@ -275,7 +314,7 @@ class ProviderServer:
                     body = {"error": {"message": f"Model {model_id} not found", "type": "model_not_found"}}
                     return web.Response(status=404, body=orjson.dumps(body), content_type=_JSON)
                 return web.Response(body=self.aggregator.endpoints_body(model), content_type=_JSON)
-        dialect: Dialect = "anthropic" if kind == "anthropic" else "openai"
+        dialect = self._home_dialect
         if self._key_ok(request.headers) is False:
             return unauthorized().response(dialect)
         if path != "/models":
@@ -330,8 +369,17 @@ class ProviderServer:
             "port": self.port,
             "models": [m.id for m in self.spec.models],
             "inner": [i.name for i in self.spec.inner],
+            "dialects": list(self.spec.speaks),
             "fast": self.fast,
         }
+
+
+def _body(dialect: Dialect, plan: Plan, req: CallRequest, resp_id: str, meta: dict[str, Any] | None) -> bytes:
+    if dialect == "anthropic":
+        return anthropic_provider.message_body(plan, meta)
+    if dialect == "responses":
+        return responses_provider.body(plan, req, resp_id, meta)
+    return openai_provider.completion_body(plan, meta)
 
 
 def _json(data: Any, status: int = 200) -> web.Response:

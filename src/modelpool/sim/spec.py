@@ -1,8 +1,9 @@
 """Declarative description of a simulated fleet: plain dataclasses, easy to build in tests.
 
-A `FleetSpec` lists `SimProvider`s (one HTTP server each); a provider serves `SimModel`s and may carry
-scripted `Fault`s. Aggregator providers (kind "vercel") also list `InnerProvider`s whose speed decides
-how fast a call streams and whose figures are published as endpoint stats.
+A `FleetSpec` lists `SimProvider`s (one HTTP server each); a provider serves `SimModel`s in the dialects
+it speaks (`dialects`) and may carry scripted `Fault`s. Aggregator providers (kind "vercel") also list
+`InnerProvider`s whose speed decides how fast a call streams and whose figures are published as endpoint
+stats.
 """
 
 from __future__ import annotations
@@ -11,6 +12,14 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, get_args
 
 ProviderKind = Literal["openai", "anthropic", "vercel"]
+Dialect = Literal["openai", "anthropic", "responses"]  # Chat Completions, Messages, Responses (SPEC §1.6)
+DIALECTS: tuple[Dialect, ...] = ("openai", "anthropic", "responses")
+# What a kind speaks unless `SimProvider.dialects` says otherwise (the same defaults as modelpool's config).
+KIND_DIALECTS: dict[str, tuple[Dialect, ...]] = {
+    "openai": ("openai",),
+    "anthropic": ("anthropic",),
+    "vercel": DIALECTS,
+}
 
 FaultKind = Literal[
     "quota",  # 429 + "insufficient balance / 余额不足"
@@ -88,8 +97,32 @@ class Fault:
 
 
 @dataclass
+class AgentTask:
+    """A small agent task a model is scripted to do (SPEC §10): write `content` to `path`.
+
+    A model with `agent` set answers a turn that is not a tool result with a call of the best file-writing
+    tool the request offers (a `Write`-like function, `apply_patch` as a custom or function tool,
+    `local_shell`, a `shell`/`exec_command` function), and a turn that is a tool result with `done`.
+    """
+
+    path: str = "hello.txt"
+    content: str = "hello from modelpool\n"
+    done: str | None = None  # the closing text; default "Done: wrote <path>"
+
+    @property
+    def done_text(self) -> str:
+        return self.done if self.done is not None else f"Done: wrote {self.path}"
+
+
+@dataclass
 class SimModel:
-    """A model a provider serves. `None` speed/timing fields inherit the provider's."""
+    """A model a provider serves. `None` speed/timing fields inherit the provider's.
+
+    Scripted extras: `agent` (an `AgentTask`, see there); `web_search` — when the request offers a web
+    search server tool, the reply first searches (Anthropic `server_tool_use` + `web_search_tool_result`,
+    Responses `web_search_call`) and its text cites the result (`citations_delta` / `url_citation`);
+    `cached_tokens` / `cache_creation_tokens` — prompt-cache figures reported in usage in each dialect.
+    """
 
     id: str
     ttft: float | None = None
@@ -101,6 +134,10 @@ class SimModel:
     context_window: int | None = None
     efforts: list[str] | None = None
     declared_type: str | None = "language"
+    agent: AgentTask | None = None
+    web_search: bool = False
+    cached_tokens: int = 0
+    cache_creation_tokens: int = 0
 
 
 @dataclass
@@ -135,6 +172,19 @@ class SimProvider:
     default_inner: str | None = None
     name: str | None = None
     affinity_ttl: float | None = None
+    dialects: tuple[Dialect, ...] | None = None  # None: the kind's default (KIND_DIALECTS)
+
+    def __post_init__(self) -> None:
+        if self.dialects is not None:
+            unknown = set(self.dialects) - set(DIALECTS)
+            if unknown or not self.dialects:
+                raise ValueError(f"dialects must be a non-empty subset of {DIALECTS}, got {self.dialects}")
+            self.dialects = tuple(self.dialects)
+
+    @property
+    def speaks(self) -> tuple[Dialect, ...]:
+        """The dialects this provider serves natively (its own or its kind's)."""
+        return self.dialects if self.dialects is not None else KIND_DIALECTS[self.kind]
 
     def model(self, model_id: str) -> SimModel | None:
         for m in self.models:

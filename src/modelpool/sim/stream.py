@@ -35,6 +35,8 @@ class Script:
     terminator: bytes  # `[DONE]` / `message_stop`
     malformed: bytes  # a frame whose data is not JSON
     render_error: Callable[[SimError], bytes]  # a mid-stream error frame in the dialect
+    # The same, knowing how many content frames went out (Responses numbers its events).
+    error_at: Callable[[SimError, int], bytes] | None = None
 
 
 class Pacer:
@@ -118,7 +120,8 @@ async def drive(
             abort(request)
             return resp, split
         if kind == "error_event":
-            await resp.write(script.render_error(stream_error(fault)))
+            err = stream_error(fault)
+            await resp.write(script.error_at(err, split) if script.error_at else script.render_error(err))
             await resp.write_eof()
             return resp, split
         if kind == "stall":

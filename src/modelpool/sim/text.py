@@ -53,3 +53,19 @@ def tool_argument_fragments(provider_id: str, model_id: str) -> tuple[str, ...]:
     args = expected_tool_arguments(provider_id, model_id)
     third = max(1, len(args) // 3)
     return (args[:third], args[third : 2 * third], args[2 * third :])
+
+
+def split_fragments(text: str, pieces: int = 3) -> tuple[str, ...]:
+    """A tool call's arguments (or a custom tool's input) cut in pieces, as streams deliver them."""
+    if not text:
+        return ()
+    size = max(1, -(-len(text) // pieces))
+    return tuple(text[i : i + size] for i in range(0, len(text), size))
+
+
+def words(text: str) -> tuple[str, ...]:
+    """A fixed text as stream tokens: each word with the space before it."""
+    out: list[str] = []
+    for i, word in enumerate(text.split(" ")):
+        out.append(word if i == 0 else " " + word)
+    return tuple(t for t in out if t)
