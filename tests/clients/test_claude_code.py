@@ -54,8 +54,9 @@ def test_claude_code_on_a_native_anthropic_route(ft: FleetThread, claude: Path) 
     assert calls and all(c.dialect == "anthropic" and c.path.endswith("/messages") for c in calls), [
         (c.dialect, c.path) for c in calls
     ]
-    first, *rest = agent_turns(calls, {"Write"})
-    assert rest, "the turn after the tool result never reached the upstream"
+    turns = agent_turns(calls, {"Write"})
+    assert len(turns) >= 2, f"Write offered upstream on {len(turns)} turn(s) of {len(calls)} calls"
+    first, *rest = turns
     last = rest[-1]
     for call in (first, last):
         beta = call.headers.get("anthropic-beta", "")
@@ -90,8 +91,9 @@ def test_claude_code_on_a_chat_only_route(ft: FleetThread, claude: Path) -> None
     assert calls and all(c.dialect == "openai" and c.path.endswith("/chat/completions") for c in calls), [
         (c.dialect, c.path) for c in calls
     ]
-    first, *rest = agent_turns(calls, {"Write"})
-    assert rest, "the turn after the tool result never reached the upstream"
+    turns = agent_turns(calls, {"Write"})
+    assert len(turns) >= 2, f"Write offered upstream on {len(turns)} turn(s) of {len(calls)} calls"
+    first, *rest = turns
     tools = {t["function"]["name"]: t for t in (first.body or {})["tools"]}
     assert "Write" in tools and tools["Write"]["type"] == "function"
     assert not any(k.startswith("anthropic-") for k in first.headers)  # Anthropic headers stay home
