@@ -178,3 +178,31 @@ def run_pi(api: str, gateway_url: str) -> tuple[Run, dict[str, Any] | None]:
     run = _run(["node", str(HERE / "pi_agent.mjs"), json.dumps(args)], _base_env(root), root)
     lines = [ln for ln in run.stdout.splitlines() if ln.startswith("{")]
     return run, (json.loads(lines[-1]) if lines else None)
+
+
+def assert_native_bodies(
+    sent: list[Any], calls: list[Any], effort_keys: set[str], header_prefix: str
+) -> None:
+    """A native relay: each upstream call carries the body its client request had — every field, unknown
+    ones included — apart from `model` and the effort fields, and the client's dialect headers verbatim.
+
+    `sent` are the tap's records (what left the CLI), `calls` the sim's (what reached the route), in order.
+    """
+    api = [
+        s
+        for s in sent
+        if isinstance(s.body, dict) and s.path.split("?")[0].endswith(("/messages", "/responses"))
+    ]
+    assert len(api) == len(calls), ([s.path for s in api], [c.path for c in calls])
+    skip = {"model", *effort_keys}
+    for s, c in zip(api, calls, strict=True):
+        want = {k: v for k, v in s.body.items() if k not in skip}
+        got = {k: v for k, v in (c.body or {}).items() if k not in skip}
+        assert got.keys() == want.keys(), (sorted(want.keys() - got.keys()), sorted(got.keys() - want.keys()))
+        for key in want:
+            assert got[key] == want[key], (
+                f"{key} changed on the way: {str(want[key])[:300]} → {str(got[key])[:300]}"
+            )
+        for name, value in s.headers.items():
+            if name.startswith(header_prefix):
+                assert c.headers.get(name) == value, (name, value, c.headers.get(name))

@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agents import MODEL, TASK, fleet_spec, gateway_config, run_claude
+from agents import MODEL, TASK, assert_native_bodies, fleet_spec, gateway_config, run_claude
+from tap import Tap
 
 from gateway_server import GatewayServer
 from modelpool.sim import CallRecord, FleetThread
@@ -46,8 +47,8 @@ def assert_task_done(run, stdout_json: bool = True) -> None:  # type: ignore[no-
 
 def test_claude_code_on_a_native_anthropic_route(ft: FleetThread, claude: Path) -> None:
     ft.reset_calls()
-    with GatewayServer(gateway_config(ft, "anth")) as gw:
-        run = run_claude(claude, gw.url)
+    with GatewayServer(gateway_config(ft, "anth")) as gw, Tap(gw.url) as tap:
+        run = run_claude(claude, tap.url)
     assert_task_done(run)
 
     calls = ft.calls("anth")
@@ -71,6 +72,9 @@ def test_claude_code_on_a_native_anthropic_route(ft: FleetThread, claude: Path) 
         assert body.get("thinking", {}).get("type") == "enabled"
         assert body.get("metadata", {}).get("user_id")
         assert any(b.get("cache_control") for b in body["system"] if isinstance(b, dict))
+    # Every call, side calls included: the upstream body is the one Claude Code sent (the effort may be
+    # rewritten for the route: `thinking` budget, `output_config`), with its anthropic-* headers.
+    assert_native_bodies(tap.sent, calls, {"thinking", "output_config"}, "anthropic-")
     # The next turn carries the signed thinking block and the Write call back, then the tool result.
     history = (last.body or {})["messages"]
     assistant = next(m for m in history if m["role"] == "assistant")

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agents import MODEL, TASK, fleet_spec, gateway_config, run_codex
+from agents import MODEL, TASK, assert_native_bodies, fleet_spec, gateway_config, run_codex
+from tap import Tap
 
 from gateway_server import GatewayServer
 from modelpool.sim import CallRecord, FleetThread
@@ -47,8 +48,8 @@ def assert_task_done(run) -> None:  # type: ignore[no-untyped-def]
 
 def test_codex_on_a_native_responses_route(ft: FleetThread, codex: Path) -> None:
     ft.reset_calls()
-    with GatewayServer(gateway_config(ft, "resp")) as gw:
-        run = run_codex(codex, gw.url)
+    with GatewayServer(gateway_config(ft, "resp")) as gw, Tap(gw.url) as tap:
+        run = run_codex(codex, tap.url)
     assert_task_done(run)
 
     calls = ft.calls("resp")
@@ -69,6 +70,8 @@ def test_codex_on_a_native_responses_route(ft: FleetThread, codex: Path) -> None
         assert body["store"] is False and body["include"] == ["reasoning.encrypted_content"]
         assert body["prompt_cache_key"] and body["text"]["verbosity"] == "low"
         assert call.headers.get("originator") == "codex_exec" or "session-id" in call.headers
+    # The upstream body is the one Codex sent (the effort, `reasoning`, may be rewritten for the route).
+    assert_native_bodies(tap.sent, calls, {"reasoning"}, "openai-")
     items = (rest[-1].body or {})["input"]
     kinds = [i.get("type") for i in items]
     assert "custom_tool_call" in kinds and "custom_tool_call_output" in kinds, kinds
