@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agents import MODEL, TASK, assert_native_bodies, fleet_spec, gateway_config, run_claude
+from agents import MODEL, TASK, Run, assert_native_bodies, fleet_spec, gateway_config, run_claude
 from tap import Tap
 
 from gateway_server import GatewayServer
@@ -37,7 +37,7 @@ def agent_turns(calls: list[CallRecord], tool_names: set[str]) -> list[CallRecor
     return [c for c in calls if names(c) & tool_names]
 
 
-def assert_task_done(run, stdout_json: bool = True) -> None:  # type: ignore[no-untyped-def]
+def assert_task_done(run: Run) -> None:
     assert run.returncode == 0, run.explain()
     assert run.written == TASK.content, run.explain()
     result = json.loads(run.stdout)

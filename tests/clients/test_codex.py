@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agents import MODEL, TASK, assert_native_bodies, fleet_spec, gateway_config, run_codex
+from agents import MODEL, TASK, Run, assert_native_bodies, fleet_spec, gateway_config, run_codex
 from tap import Tap
 
 from gateway_server import GatewayServer
@@ -40,7 +40,7 @@ def patch_turns(calls: list[CallRecord]) -> list[CallRecord]:
     return [c for c in calls if "apply_patch" in tool_names(c)]
 
 
-def assert_task_done(run) -> None:  # type: ignore[no-untyped-def]
+def assert_task_done(run: Run) -> None:
     assert run.returncode == 0, run.explain()
     assert run.written == TASK.content, run.explain()
     assert TASK.done_text in run.stdout, run.explain()
