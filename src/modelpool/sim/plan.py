@@ -88,8 +88,8 @@ def make_plan(provider_id: str, model: SimModel, req: CallRequest, speed: Speed)
     """`provider_id` is the tag written into the text (the sim provider that answers)."""
     reasoning = reasoning_tokens(provider_id, req.model, reasoning_count(model, req))
     plan = _agent_plan(provider_id, model, req, speed, reasoning) if model.agent else None
-    if plan is None:
-        plan = _plain_plan(provider_id, model, req, speed, reasoning)
+    if plan is None:  # an agent with no tool that can write answers in text, it does not call others
+        plan = _plain_plan(provider_id, model, req, speed, reasoning, tools=model.agent is None)
     plan.cached_tokens = min(model.cached_tokens, req.prompt_tokens)
     plan.cache_creation_tokens = model.cache_creation_tokens
     if model.web_search and plan.tool_name is None:
@@ -98,10 +98,16 @@ def make_plan(provider_id: str, model: SimModel, req: CallRequest, speed: Speed)
 
 
 def _plain_plan(
-    provider_id: str, model: SimModel, req: CallRequest, speed: Speed, reasoning: tuple[str, ...]
+    provider_id: str,
+    model: SimModel,
+    req: CallRequest,
+    speed: Speed,
+    reasoning: tuple[str, ...],
+    *,
+    tools: bool = True,
 ) -> Plan:
     client_tools = [t for t in req.tools if t.kind != "server"]
-    if req.tool_turn and client_tools:
+    if tools and req.tool_turn and client_tools:
         tool = client_tools[0]
         command = ("echo", f"{provider_id}:{req.model}") if tool.kind == "local_shell" else ()
         return Plan(
