@@ -38,7 +38,10 @@ class _Model(BaseModel):
 
 
 def _default_forward_headers() -> dict[Dialect, list[str]]:
-    return {"openai": ["openai-*"], "anthropic": ["anthropic-*"], "responses": ["openai-*"]}
+    # Codex's own headers ride along on the OpenAI dialects: OpenAI routes prompt caching by `session_id`
+    # and reads `originator`; unknown headers are ignored by other providers.
+    codex = ["originator", "session_id", "session-id", "x-codex-*"]
+    return {"openai": ["openai-*", *codex], "anthropic": ["anthropic-*"], "responses": ["openai-*", *codex]}
 
 
 class ServerConfig(_Model):

@@ -141,7 +141,8 @@ class UpstreamRequest:
         body = dict(call.body) if native else dict(self._translated(target))
         body["model"] = cand.route.model_id
         effort = route_effort(call, cand)
-        if call.effort is not None:
+        if call.effort is not None and (effort != call.effort or not native):
+            # Native: the client's own effort fields stay as sent unless the route needs another tier.
             body = write_effort(target, body, effort, cand.route.capabilities.efforts)
         if not native:
             if target == "openai" and call.stream:
