@@ -146,3 +146,45 @@ def test_streamed_replies_record_who_served(demo: FleetThread) -> None:
             timeout=60,
         ).stdout
         assert "subconscious" in table and "first-party" in table
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["once", "stream"])
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi from {s}"}]}),
+        ("/v1/messages", {"max_tokens": 64, "messages": [{"role": "user", "content": "hi from {s}"}]}),
+        ("/v1/responses", {"input": "hi from {s}"}),
+    ],
+    ids=["chat", "messages", "responses"],
+)
+def test_order_injected_and_routing_read_in_every_native_body_shape(
+    demo: FleetThread, path: str, body: dict, stream: bool
+) -> None:
+    """The aggregator speaks all three dialects: each client's call goes natively, its own body shape gets
+    `providerOptions.gateway.order` and nothing else changes, and the reply's routing record is read."""
+    session = f"{path.rsplit('/', 1)[-1]}-{stream}"
+    sent = json.loads(json.dumps(body).replace("{s}", session))
+    with GatewayServer(config(demo)) as gw:
+        order = wait_for_stats(gw)["order"]
+        demo.reset_calls("vercel")
+        resp = httpx.post(
+            gw.url + path,
+            json={"model": MODEL, "stream": stream, **sent},
+            headers={"x-session-id": session},
+            timeout=30,
+        )
+        assert resp.status_code == 200, resp.text
+        call = demo.calls("vercel")[-1]
+        assert call.path.endswith(path.removeprefix("/v1"))  # native: the client's own endpoint
+        assert call.body == {
+            "model": MODEL,
+            "stream": stream,
+            **sent,
+            "providerOptions": {"gateway": {"order": order}},
+        }
+        assert call.inner == order[0]
+        served = httpx.get(
+            f"{gw.url}/admin/ranking/{MODEL}?session={session}", headers=gw.admin_headers(), timeout=10
+        ).json()["served_by"]
+        assert served["provider"] == order[0]
