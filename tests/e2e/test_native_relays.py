@@ -279,7 +279,9 @@ def test_responses_stream_reaches_the_client_as_the_upstream_sent_it(rclean: Fle
 def strip_ids(value: object) -> object:
     """The event without its generated ids (each upstream response draws new ones)."""
     if isinstance(value, dict):
-        return {k: strip_ids(v) for k, v in value.items() if k not in ("id", "item_id", "call_id", "created_at")}
+        return {
+            k: strip_ids(v) for k, v in value.items() if k not in ("id", "item_id", "call_id", "created_at")
+        }
     if isinstance(value, list):
         return [strip_ids(v) for v in value]
     return value
@@ -342,3 +344,26 @@ def test_responses_failover_mid_reasoning_from_native_to_translated_is_one_strea
     assert reasoning.endswith(expected_reasoning("ch", MODEL, 3))  # then ch's, translated
     created_id = next(o["response"]["id"] for e, o in events if e == "response.created")
     assert events[-1][1]["response"]["id"] == created_id
+
+
+def test_an_openai_client_on_a_mixed_pool_is_byte_faithful_on_its_openai_attempts(ft: FleetThread) -> None:
+    """The pool holds an Anthropic route too: the OpenAI client's attempt on it is translated (and fails
+    here), the attempt on the OpenAI route is native — its chunks reach the client as the route sent them."""
+    ft.set_faults("an", [Fault("quota", times=1)])
+    body = {"model": MODEL, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    direct = httpx.post(ft.base_url("oa") + "/chat/completions", json=body, timeout=30)
+    with GatewayServer(config(ft, ["an", "oa"])) as gw:
+        relayed = httpx.post(gw.url + "/v1/chat/completions", json=body, timeout=30)
+    assert relayed.headers["x-modelpool-route"] == "oa/m1"
+    assert ft.calls("an")[-1].path.endswith("/messages") and ft.calls("oa")[-1].path.endswith(
+        "/chat/completions"
+    )
+    mine = [ev.data for ev in SSEParser().feed(relayed.content)]
+    theirs = [ev.data for ev in SSEParser().feed(direct.content)]
+    assert len(mine) == len(theirs) and mine[-1] == theirs[-1] == b"[DONE]"
+    final = orjson.loads(mine[-2])
+    assert final.pop("modelpool")["switched_from"] == "an/m1"
+    assert strip_ids(final) == strip_ids(orjson.loads(theirs[-2]))
+    for got, want in zip(mine[:-2], theirs[:-2], strict=True):  # every other chunk: the route's own bytes
+        assert strip_ids(orjson.loads(got)) == strip_ids(orjson.loads(want))
+        assert len(got) == len(want)
