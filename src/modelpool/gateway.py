@@ -1,372 +1,51 @@
-"""`Gateway`: the library face of modelpool (SPEC §1.4). The HTTP server is a thin layer over it.
+"""`Gateway`: the library face of modelpool (SPEC §1.4) — the `Engine` with its HTTP face (`asgi_app`),
+the call metrics and log lines of that face, and calls from Python (`chat`, `stream`).
 
-It owns the long-lived parts (upstream pool, health registry, state backend, discovery, config watcher)
-and an immutable `Runtime` snapshot that is swapped whenever the effective configuration changes.
+    gw = Gateway.from_config("modelpool.yaml")
+    async with gw:
+        reply = await gw.chat({"model": "deepseek-v4.1-flash", "messages": [...]})
+
+This is the top of the layering: it imports the engine, `observe` and `server`; none of them import it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
-import os
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 import orjson
 
-from modelpool.aggregators import AggregatorService, RoutingRecord
-from modelpool.aggregators.priors import CandidatePriors
-from modelpool.catalog import build_catalog
-from modelpool.config import (
-    ConfigError,
-    LoadedConfig,
-    apply_layers,
-    apply_layers_lenient,
-    load_config,
-    resolve_api_key,
-    state_dir,
-)
-from modelpool.events import EventBus, LastPlans, LiveRoute, SessionLog
-from modelpool.health.registry import HealthRegistry
+from modelpool.config import LoadedConfig
+from modelpool.engine import Engine
 from modelpool.observe import Observer
-from modelpool.periods import CalendarStore, default_cache_path
 from modelpool.protocols import openai_chat as oc
-from modelpool.protocols.errors import ClientError
+from modelpool.protocols.sse import SSEParser
 from modelpool.relays.choose import once_relay, stream_relay
-from modelpool.routing.call import Call, Candidate
-from modelpool.routing.measurements import RegistryMeasurements
-from modelpool.routing.planner import Planner
-from modelpool.routing.prepare import prepare_call
-from modelpool.routing.response_book import ResponseBook
-from modelpool.routing.sticky import PinStore
-from modelpool.runtime import Runtime
-from modelpool.state import StateBackend, create_backend
-from modelpool.state.replica import ReplicaApplier, cursor_key
-from modelpool.upstream.client import UpstreamClient
-from modelpool.upstream.discovery import Discovery
-from modelpool.upstream.providers import ProviderEndpoint, build_endpoint
-from modelpool.walk.consent import QuestionBoard
-from modelpool.walk.walker import Walker
-from modelpool.walk.wiring import GatewaySink
 
-log = logging.getLogger("modelpool")
+__all__ = ["Gateway"]
 
 
-class Gateway:
+class Gateway(Engine):
     def __init__(
         self,
         loaded: LoadedConfig,
         env: Mapping[str, str] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.loaded = loaded
-        self.clock = clock  # injectable for tests of rests and expiries
-        self.env = dict(os.environ if env is None else env)
-        self.state_dir: Path = state_dir(loaded.config)
-        self.dashboard_layer: dict[str, Any] = {}
-        self.config_error: ConfigError | None = None
-        state_cfg = loaded.config.state
-        if "path" not in state_cfg.model_fields_set and os.environ.get("MODELPOOL_STATE_DIR"):
-            # The state dir override moves the default sqlite file too (tests, containers never write to
-            # ~/.local/state); a path the config names is kept.
-            state_cfg = state_cfg.model_copy(update={"path": str(self.state_dir / "state.db")})
-        self.state: StateBackend = create_backend(state_cfg, self.state_dir)
-        self.client = UpstreamClient(loaded.config.timeouts)
-        self.discovery = Discovery(self.client)
-        self.health = HealthRegistry(
-            lambda: self.runtime.config.pool,
-            clock=clock,
-            persist=self._persist_health if self.state.durable else None,
-            forget=lambda key: self.state.delete("health", key),
-        )
-        self.pins = PinStore(
-            persist=(lambda key, value: self.state.put("pins", key, value)) if self.state.durable else None,
-            forget=lambda key: self.state.delete("pins", key),
-        )
-        self.aggregators = AggregatorService(
-            lambda: self.client.session, lambda: self.runtime.config.gateway_ranking, clock=clock
-        )
-        self.priors = CandidatePriors(self.aggregators)
-        self.planner = Planner(
-            RegistryMeasurements(self.health),
-            self.health.is_resting,
-            self.pins,
-            prior_tps=self.priors.prior_tps,
-            prior_ttft=self.priors.prior_ttft,
-            any_resting=self.health.any_resting,
-        )
-        # Shared state (redis): other replicas' changes land in local memory; the round-robin cursor
-        # steps are counted globally (in the background, never on the call).
-        self.replica = ReplicaApplier(self)
-        self.state.set_listener(self.replica)
-        if self.state.shared:
-            self.planner.on_advance = lambda pool, at: self.state.bump("counters", cursor_key(pool), at)
-        self.events = EventBus()
-        self.sessions = SessionLog()
-        self.response_book = ResponseBook()  # Responses ids → the route that stored them
-        self.questions = QuestionBoard(self.events)
-        self.sink = GatewaySink(self.health, self.pins, self.events, clock)
-        cfg = loaded.config
-        self.calendar = CalendarStore(
-            default_cache_path(self.state_dir), cfg.holidays, time_zone=cfg.peak.time_zone, clock=clock
-        )
-        self.calendar.load()  # the cached calendar (no network) before the first call is planned
-        self._version = 0
-        self.runtime = self._build_runtime(loaded.config)
-        self._watcher: Any = None
-        self.started = False
-        self._asgi: Any = None
-        self._admin_token: str | None = None
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.last_plans: LastPlans = LastPlans()
-        self.started_at = time.time()
+        super().__init__(loaded, env=env, clock=clock)
         self.observer = Observer(self)  # metrics and call log lines of the HTTP client API
-
-    # ---- construction -------------------------------------------------------------------------
-
-    @classmethod
-    def from_config(
-        cls, source: str | Path | dict[str, Any] | None = None, env: Mapping[str, str] | None = None
-    ) -> Gateway:
-        return cls(load_config(source, env=env), env=env)
-
-    def _build_runtime(self, config: Any) -> Runtime:
-        endpoints: dict[str, ProviderEndpoint] = {
-            p.id: build_endpoint(p, resolve_api_key(p, self.env)) for p in config.providers
-        }
-        catalog = build_catalog(config, self.discovery.models)
-        self._version += 1
-        store = getattr(self, "calendar", None)
-        periods = (lambda: store.policy(config.peak, config.holidays)) if store is not None else None
-        return Runtime(
-            config=config, catalog=catalog, endpoints=endpoints, version=self._version, periods=periods
-        )
-
-    async def start(self, watch: bool = True) -> None:
-        if self.started:
-            return
-        self.loop = asyncio.get_running_loop()
-        await self.state.start()
-        self._ensure_admin_token()
-        self.health.load(
-            await self.state.load("health"), self.clock(), persist_ttl=self.loaded.config.state.persist_ttl
-        )
-        self.pins.load(await self.state.load("pins"), self.clock())
-        self.dashboard_layer = await self.state.load("dashboard")
-        for key, value in (await self.state.load("counters")).items():
-            self.replica("counters", key, value)
-        await self._apply(self.loaded, rediscover=True)
-        self.priors.warm(self.runtime)
-        await self.calendar.start()
-        if watch and self.loaded.path is not None:
-            from modelpool.config import ConfigWatcher
-
-            self._watcher = ConfigWatcher(
-                self.loaded.path, self._on_config_change, self._on_config_error, env=self.env
-            )
-            await self._watcher.start()
-        self.started = True
-
-    async def close(self) -> None:
-        if self._watcher is not None:
-            await self._watcher.stop()
-            self._watcher = None
-        await self.calendar.stop()
-        await self.aggregators.close()
-        await self.client.close()
-        await self.state.close()
-        self.started = False
-
-    async def __aenter__(self) -> Gateway:
-        await self.start(watch=False)
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-    # ---- configuration changes ----------------------------------------------------------------
-
-    async def _apply(self, loaded: LoadedConfig, rediscover: bool) -> None:
-        config = loaded.config
-        if self.dashboard_layer:
-            # A stored dashboard value that no longer validates (e.g. after an upgrade) is dropped with a
-            # warning rather than keeping the gateway from starting.
-            config, warnings = apply_layers_lenient(loaded.file_layer, self.dashboard_layer)
-            for warning in warnings:
-                log.warning("dashboard layer: %s", warning)
-        self.client.set_timeouts(config.timeouts)
-        if rediscover:
-            endpoints = {p.id: build_endpoint(p, resolve_api_key(p, self.env)) for p in config.providers}
-            await self.discovery.refresh(config, endpoints)
-        self.loaded = loaded
-        if hasattr(self, "calendar"):
-            self.calendar.configure(config.holidays, config.peak.time_zone)
-        self.runtime = self._build_runtime(config)
-        self.config_error = None
-
-    async def _on_config_change(self, loaded: LoadedConfig) -> None:
-        try:
-            await self._apply(loaded, rediscover=True)
-            self.priors.warm(self.runtime)
-            log.info("config reloaded from %s (version %d)", loaded.path, self.runtime.version)
-        except ConfigError as err:
-            self._on_config_error(err)
-
-    def _on_config_error(self, err: ConfigError) -> None:
-        self.config_error = err
-        log.error("config change rejected, keeping the last good config:\n%s", err)
-
-    async def rediscover(self) -> None:
-        await self._apply(self.loaded, rediscover=True)
-
-    async def reapply_layers(self) -> None:
-        """Rebuild the runtime from the current layers (another replica changed the dashboard layer)."""
-        await self._apply(self.loaded, rediscover=False)
-
-    async def set_dashboard(self, patch: Mapping[str, Any]) -> None:
-        """Apply settings from the dashboard layer (validated; rejected patches change nothing)."""
-        layer = {**self.dashboard_layer, **patch}
-        layer = {k: v for k, v in layer.items() if v is not None}
-        apply_layers(self.loaded.file_layer, layer)  # raises ConfigError before anything changes
-        for key, value in patch.items():
-            if value is None:
-                self.state.delete("dashboard", key)
-            else:
-                self.state.put("dashboard", key, value)
-        self.dashboard_layer = layer
-        await self._apply(self.loaded, rediscover=False)
+        self._asgi: Any = None
 
     @property
-    def admin_token(self) -> str | None:
-        return self.runtime.config.server.admin_token or self._admin_token
+    def asgi_app(self) -> Any:
+        """The HTTP server (client API, admin API, dashboard, /metrics) as an ASGI app, built once."""
+        if self._asgi is None:
+            from modelpool.server.app import build_app
 
-    def _ensure_admin_token(self) -> None:
-        if self.runtime.config.server.admin_token:
-            return
-        from modelpool.security import load_or_create_admin_token
-
-        self._admin_token, created = load_or_create_admin_token(self.state_dir)
-        if created:
-            # Printed once, on first run (SPEC §12); afterwards it is read from the state dir.
-            log.warning(
-                "generated admin token %s (stored in %s)", self._admin_token, self.state_dir / "admin_token"
-            )
-
-    def _persist_health(self, route_key: str, record: dict[str, Any]) -> None:
-        # A shared backend always gets it: a rest found by one replica must keep the others off the route.
-        if self.runtime.config.state.persist_ttl > 0 or self.state.shared:
-            self.state.put("health", route_key, record)
-
-    # ---- calls ---------------------------------------------------------------------------------
-
-    def prepare(self, ingress: str, body: dict[str, Any], headers: Mapping[str, str] | None = None) -> Call:
-        """Resolve the pool and the call's context; raises `ClientError` (404) for unknown models."""
-        call = prepare_call(self.runtime, ingress, body, headers or {})
-        if ingress == "responses" and body.get("previous_response_id"):
-            self._continue_response(call)
-        return call
-
-    def _continue_response(self, call: Call) -> None:
-        """SPEC §1.6: a `previous_response_id` goes to the route that stored that response, natively —
-        no other route knows it, so there is no failover; an id it never relayed natively is a 400."""
-        prev = call.body["previous_response_id"]
-        produced = self.response_book.get(prev)
-        route = self.runtime.catalog.routes.get(produced.route) if produced is not None else None
-        if produced is None or route is None:
-            raise ClientError(
-                400,
-                f"previous_response_id {prev!r} was not produced through this gateway by a route that "
-                "stores responses (or it was forgotten after a restart); send the whole input instead",
-                param="previous_response_id",
-            )
-        if not self.runtime.endpoints[route.provider_id].speaks("responses"):
-            raise ClientError(
-                400,
-                f"previous_response_id {prev!r}: route {route.key} no longer speaks Responses",
-                param="previous_response_id",
-            )
-        call.forced_route = route.key
-        if produced.upstream_id != prev:  # a failover mid-stream showed the client another attempt's id
-            call.body = {**call.body, "previous_response_id": produced.upstream_id}
-
-    def record_response(self, call: Call, relay: Any) -> None:
-        """Remember which route stored a natively served Responses reply (for `previous_response_id`)."""
-        if call.ingress != "responses" or call.body.get("store") is False:
-            return
-        produced = relay.produced()
-        served = relay.served_route
-        if produced is not None and served is not None:
-            self.response_book.remember(produced[0], served, produced[1])
-
-    def walker(self, call: Call) -> Walker:
-        rt = self.runtime
-        plan = self.planner.plan(rt, call, self.clock())
-        ask = rt.config.pool.confirm_switch == "ask" and not call.purpose and call.forced_route is None
-
-        async def consent(frm: str, to: str, failure: Any) -> bool:
-            timeout = self.runtime.config.pool.confirm_timeout
-            message = f"{frm} failed ({failure.kind.value}): switch to {to}?"
-            return await self.questions.ask(
-                call.pool.id, call.session_id, frm, to, failure.kind.value, message, timeout
-            )
-
-        def on_switch(frm: str, to: str, kind: str) -> None:
-            fields: dict[str, Any] = {"pool": call.pool.id, "session": call.session_id, "from": frm, "to": to}
-            self.events.publish("switch", kind=kind, **fields)
-
-        walker = Walker(
-            call, plan, rt.config.pool, self.sink, on_switch=on_switch, consent=consent if ask else None
-        )
-        self.last_plans[call.session_id or ""] = plan
-        return walker
-
-    # ---- aggregators (SPEC §3.4, §6) -------------------------------------------------------------
-
-    def inner_order(self, call: Call, cand: Candidate) -> list[str] | None:
-        """The aggregator's inner providers fastest first, or None (ranking off / stats unavailable)."""
-        return self.priors.inner_order(call, cand)
-
-    def finish(self, call: Call, walker: Walker, routing: RoutingRecord | None = None) -> None:
-        """The answer's terminal event was produced: adopt the route as the session's pin and record the
-        live route and the aggregator's routing record. Purpose calls never touch these (SPEC §3.6)."""
-        served = walker.served
-        if served is None or call.purpose or call.session_id is None:
-            return
-        if routing is not None:
-            self.aggregators.observe(call.session_id, routing, model=served.route.model_id)
-        rt = self.runtime
-        if rt.config.pool.sticky and call.forced_route is None:
-            lifetime = rt.cache_lifetime(served.route.provider_id)
-            self.pins.set(call.session_id, call.pool.id, served.key, lifetime, now=self.clock())
-        plan = self.last_plans.get(call.session_id)
-        self.sessions.record(
-            LiveRoute(
-                session=call.session_id,
-                pool=call.pool.id,
-                route=served.key,
-                provider=served.route.provider_id,
-                provider_name=served.endpoint.name,
-                model=served.route.model_id,
-                effort=walker.state.effort,
-                attempts=walker.state.attempt_count,
-                switched_from=walker.state.switched_from,
-                at=self.clock(),
-                explain=plan.explain if plan is not None else None,
-            )
-        )
-        if self.events.watchers:
-            self.events.publish(
-                "served",
-                keep=False,
-                session=call.session_id,
-                pool=call.pool.id,
-                route=served.key,
-                provider=served.route.provider_id,
-                model=served.route.model_id,
-                effort=walker.state.effort,
-            )
+            self._asgi = build_app(self)
+        return self._asgi
 
     async def chat(self, request: dict[str, Any], headers: Mapping[str, str] | None = None) -> dict[str, Any]:
         """Non-streaming OpenAI Chat Completions call; raises `WalkFailed`/`ClientError` on failure."""
@@ -395,8 +74,6 @@ class Gateway:
         relay = stream_relay(call, self.client, walker.state, start, queue.put, self.inner_order)
         task = asyncio.create_task(walker.run(relay.attempt))
         task.add_done_callback(lambda _t: queue.put_nowait(None))
-        from modelpool.protocols.sse import SSEParser
-
         parser = SSEParser()
         try:
             while (data := await queue.get()) is not None:
@@ -412,11 +89,3 @@ class Gateway:
         finally:
             if not task.done():
                 task.cancel()
-
-    @property
-    def asgi_app(self) -> Any:
-        if self._asgi is None:
-            from modelpool.server.app import build_app
-
-            self._asgi = build_app(self)
-        return self._asgi

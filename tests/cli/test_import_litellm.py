@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from gateway_server import GatewayServer
-from modelpool.config.litellm_import import import_litellm
+from modelpool.cli.litellm_import import import_litellm
 from modelpool.sim import Fault, FleetSpec, FleetThread, SimModel, SimProvider
 
 FIXTURE = Path(__file__).parent / "data" / "litellm_config.yaml"

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from modelpool.health.classify import FailureKind
-from modelpool.upstream.client import AttemptFailure
 from modelpool.relays.reads import UpstreamReads
+from modelpool.upstream.client import AttemptFailure
 
 
 class QueueReader:

@@ -14,6 +14,7 @@ offer, and folding them silently would merge models the user never asked to merg
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 
@@ -23,3 +24,12 @@ def normalize_model_id(model_id: str) -> str:
     lowered = model_id.strip().lower()
     segments = [s for s in lowered.split("/") if s]
     return segments[-1] if segments else lowered
+
+
+_FAMILY_SPLIT = re.compile(r"[-_.:/ ]")
+
+
+def family(model_id: str) -> str:
+    """The model family, for cross-model fallback: `deepseek-v4.1-flash` → `deepseek`; `glm-5.3-flash` →
+    `glm`; `qwen3-vl-8b` → `qwen3`."""
+    return _FAMILY_SPLIT.split(model_id.lower(), 1)[0]

@@ -13,8 +13,8 @@ from typing import Any
 
 import yaml
 
+from modelpool.cli.litellm_import import Finding, ImportResult, import_litellm
 from modelpool.cli.render import print_json
-from modelpool.config.litellm_import import Finding, ImportResult, import_litellm
 
 
 class LiteLLMImportError(Exception):

@@ -40,7 +40,7 @@ def serve_workers(
         print("--workers needs a configuration file (each worker process loads it)", file=sys.stderr)
         return 2
     os.environ["MODELPOOL_CONFIG"] = str(loaded.path)
-    # Workers are fresh interpreters: they set up logging as this process did (`server.worker`).
+    # Workers are fresh interpreters: they set up logging as this process did (`cli.worker_app`).
     os.environ[LOG_LEVEL_ENV] = log_level
     os.environ[LOG_FORMAT_ENV] = log_format or loaded.config.logging.format
     if not config.server.admin_token:
@@ -73,7 +73,7 @@ def _run(host: str, port: int, workers: int, log_level: str) -> int:
 
     log.info("modelpool: %d workers on http://%s:%d (shared state: redis)", workers, host, port)
     uvicorn.run(
-        "modelpool.server.worker:create_app",
+        "modelpool.cli.worker_app:create_app",
         factory=True,
         workers=workers,
         host=host,

@@ -7,12 +7,10 @@ API's answer (same validation, same errors) whichever transport carried it.
 from __future__ import annotations
 
 import urllib.parse
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 import orjson
-
-if TYPE_CHECKING:
-    from modelpool.gateway import Gateway
 
 
 class AdminError(Exception):
@@ -96,14 +94,16 @@ class HttpAdminClient(AdminClient):
 class AsgiAdminClient(AdminClient):
     """The admin API of the gateway this process serves, called through its own ASGI app (no socket)."""
 
-    def __init__(self, gw: Gateway) -> None:
-        self.gw = gw
+    def __init__(self, app: Any, token: Callable[[], str | None]) -> None:
+        self.app = app  # the gateway's admin ASGI app
+        self.token = token
 
     async def _send(self, method: str, path: str, data: bytes | None) -> tuple[int, bytes]:
         raw_path, _, query = path.partition("?")
         headers = [(b"host", b"modelpool"), (b"content-type", b"application/json")]
-        if self.gw.admin_token:
-            headers.append((b"authorization", b"Bearer " + self.gw.admin_token.encode()))
+        token = self.token()
+        if token:
+            headers.append((b"authorization", b"Bearer " + token.encode()))
         scope = {
             "type": "http",
             "asgi": {"version": "3.0"},
@@ -136,5 +136,5 @@ class AsgiAdminClient(AdminClient):
             elif message["type"] == "http.response.body":
                 chunks.append(message.get("body", b""))
 
-        await self.gw.asgi_app(scope, receive, send)
+        await self.app(scope, receive, send)
         return status, b"".join(chunks)

@@ -22,7 +22,7 @@ from modelpool.observe.metrics import Flusher, Tally, multiprocess_dir
 from modelpool.observe.trace import CallTrace, usage_tokens
 
 if TYPE_CHECKING:
-    from modelpool.gateway import Gateway
+    from modelpool.engine import Engine
 
 __all__ = ["CallTrace", "Observer"]
 
@@ -43,7 +43,7 @@ class _Scrape(Collector):
 class Observer:
     FLUSH_DELAY = 1.0  # multiprocess: a call's numbers reach the shared files within this many seconds
 
-    def __init__(self, gw: Gateway) -> None:
+    def __init__(self, gw: Engine) -> None:
         self.mp_dir = multiprocess_dir()
         self.tally = Tally()
         self.in_flight = self.tally.in_flight

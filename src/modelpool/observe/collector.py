@@ -16,14 +16,14 @@ from modelpool import __version__
 from modelpool.health.record import RouteState
 
 if TYPE_CHECKING:
-    from modelpool.gateway import Gateway
+    from modelpool.engine import Engine
 
 ROUTE_STATES = tuple(s.value for s in RouteState)
 CALENDAR_STATES = ("synced", "stale", "failed", "not_synced", "bundled", "off")
 
 
 class GatewayCollector(Collector):
-    def __init__(self, gw: Gateway) -> None:
+    def __init__(self, gw: Engine) -> None:
         self.gw = gw
 
     def describe(self) -> list[Metric]:

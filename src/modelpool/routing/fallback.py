@@ -7,22 +7,15 @@ by its best route by the rotator's score.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
+from modelpool.catalog.normalize import family
 from modelpool.routing.call import Call, Candidate
 from modelpool.routing.strategies import score
 from modelpool.runtime import Runtime
 
 if TYPE_CHECKING:
     from modelpool.routing.planner import Planner
-
-_SPLIT = re.compile(r"[-_.:/ ]")
-
-
-def family(model_id: str) -> str:
-    """`deepseek-v4.1-flash` → `deepseek`; `glm-5.3-flash` → `glm`; `qwen3-vl-8b` → `qwen3`."""
-    return _SPLIT.split(model_id.lower(), 1)[0]
 
 
 def fallback_candidates(

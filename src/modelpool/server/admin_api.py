@@ -14,14 +14,14 @@ from modelpool.config import ConfigError
 from modelpool.server.status import pools_report, status_report
 
 if TYPE_CHECKING:
-    from modelpool.gateway import Gateway
+    from modelpool.engine import Engine
 
 
 def json_response(obj: Any, status: int = 200) -> Response:
     return Response(orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS), status, media_type="application/json")
 
 
-def admin_token_ok(gw: Gateway, request: Request) -> bool:
+def admin_token_ok(gw: Engine, request: Request) -> bool:
     token = gw.admin_token
     auth = request.headers.get("authorization", "")
     presented = auth.removeprefix("Bearer ").strip() or request.headers.get("x-admin-token", "")
@@ -33,7 +33,7 @@ def admin_token_ok(gw: Gateway, request: Request) -> bool:
 
 def guard(handler: Any) -> Any:
     async def endpoint(request: Request) -> Response:
-        gw: Gateway = request.app.state.gateway
+        gw: Engine = request.app.state.gateway
         if not admin_token_ok(gw, request):
             return json_response(
                 {"error": {"message": "admin token required", "type": "authentication_error"}}, 401
@@ -53,29 +53,29 @@ def guard(handler: Any) -> Any:
     return endpoint
 
 
-async def status(gw: Gateway, request: Request) -> Response:
+async def status(gw: Engine, request: Request) -> Response:
     return json_response(status_report(gw))
 
 
-async def pools(gw: Gateway, request: Request) -> Response:
+async def pools(gw: Engine, request: Request) -> Response:
     return json_response(pools_report(gw))
 
 
-async def health_reset(gw: Gateway, request: Request) -> Response:
+async def health_reset(gw: Engine, request: Request) -> Response:
     body = orjson.loads(await request.body() or b"{}")
     route = body.get("route") if isinstance(body, dict) else None
     gw.health.reset(route)
     return json_response({"ok": True, "reset": route or "all"})
 
 
-async def settings_get(gw: Gateway, request: Request) -> Response:
+async def settings_get(gw: Engine, request: Request) -> Response:
     from modelpool.config import effective_settings
 
     rows = effective_settings(gw.loaded.file_layer, gw.dashboard_layer)
     return json_response({"settings": [{"key": r.key, "value": r.value, "layer": r.layer} for r in rows]})
 
 
-async def settings_patch(gw: Gateway, request: Request) -> Response:
+async def settings_patch(gw: Engine, request: Request) -> Response:
     from modelpool.config.layers import validate_dashboard_patch
 
     patch = orjson.loads(await request.body() or b"{}")
@@ -85,18 +85,18 @@ async def settings_patch(gw: Gateway, request: Request) -> Response:
     return json_response({"ok": True, "dashboard": gw.dashboard_layer})
 
 
-async def discover(gw: Gateway, request: Request) -> Response:
+async def discover(gw: Engine, request: Request) -> Response:
     await gw.rediscover()
     return json_response({"ok": True, "errors": gw.discovery.errors})
 
 
-async def calendar(gw: Gateway, request: Request) -> Response:
+async def calendar(gw: Engine, request: Request) -> Response:
     from modelpool.periods import calendar_report
 
     return json_response(calendar_report(gw.calendar))
 
 
-async def calendar_sync(gw: Gateway, request: Request) -> Response:
+async def calendar_sync(gw: Engine, request: Request) -> Response:
     from modelpool.periods import calendar_report
 
     await gw.calendar.sync(force=True)
@@ -104,7 +104,7 @@ async def calendar_sync(gw: Gateway, request: Request) -> Response:
     return json_response(calendar_report(gw.calendar))
 
 
-async def period(gw: Gateway, request: Request) -> Response:
+async def period(gw: Engine, request: Request) -> Response:
     from datetime import UTC, datetime
 
     from modelpool.periods import period_report
@@ -114,7 +114,7 @@ async def period(gw: Gateway, request: Request) -> Response:
     return json_response(period_report(gw.runtime.policy(), when))
 
 
-async def openapi(gw: Gateway, request: Request) -> Response:
+async def openapi(gw: Engine, request: Request) -> Response:
     from modelpool.server.admin_openapi import openapi_document
 
     return json_response(openapi_document())

@@ -15,7 +15,7 @@ from modelpool.catalog import UnknownModel
 from modelpool.server.admin_api import guard, json_response
 
 if TYPE_CHECKING:
-    from modelpool.gateway import Gateway
+    from modelpool.engine import Engine
 
 KEEPALIVE = 15.0  # seconds between SSE comments, so proxies keep an idle watcher connected
 
@@ -27,11 +27,11 @@ async def _body(request: Request) -> dict[str, Any]:
     return data
 
 
-async def sessions(gw: Gateway, request: Request) -> Response:
+async def sessions(gw: Engine, request: Request) -> Response:
     return json_response({"sessions": [s.to_dict() for s in gw.sessions.all()]})
 
 
-async def session(gw: Gateway, request: Request) -> Response:
+async def session(gw: Engine, request: Request) -> Response:
     sid = request.path_params["sid"]
     live = gw.sessions.get(sid)
     plan = gw.last_plans.get(sid)
@@ -50,7 +50,7 @@ async def session(gw: Gateway, request: Request) -> Response:
     )
 
 
-async def pin(gw: Gateway, request: Request) -> Response:
+async def pin(gw: Engine, request: Request) -> Response:
     body = await _body(request)
     rt = gw.runtime
     route = body.get("route")
@@ -76,15 +76,15 @@ async def pin(gw: Gateway, request: Request) -> Response:
     return json_response({"ok": True, "pool": pool_id, "route": route})
 
 
-async def pins(gw: Gateway, request: Request) -> Response:
+async def pins(gw: Engine, request: Request) -> Response:
     return json_response({"pins": gw.pins.operators()})
 
 
-async def questions(gw: Gateway, request: Request) -> Response:
+async def questions(gw: Engine, request: Request) -> Response:
     return json_response({"questions": [q.public() for q in gw.questions.pending()]})
 
 
-async def answer(gw: Gateway, request: Request) -> Response:
+async def answer(gw: Engine, request: Request) -> Response:
     body = await _body(request)
     text = body.get("answer")
     if not isinstance(text, str) or not text.strip():
@@ -96,8 +96,8 @@ async def answer(gw: Gateway, request: Request) -> Response:
     return json_response(q.public())
 
 
-async def probe(gw: Gateway, request: Request) -> Response:
-    from modelpool.walk.probe import probe as run_probe
+async def probe(gw: Engine, request: Request) -> Response:
+    from modelpool.engine.probe import probe as run_probe
 
     body = await _body(request)
     models = body.get("models") or []
@@ -114,7 +114,7 @@ async def probe(gw: Gateway, request: Request) -> Response:
     return json_response(report.to_dict())
 
 
-async def events(gw: Gateway, request: Request) -> Response:
+async def events(gw: Engine, request: Request) -> Response:
     replay = int(request.query_params.get("replay", "0") or 0)
     queue = gw.events.subscribe()
 

@@ -14,10 +14,10 @@ from modelpool.server.admin_api import guard, json_response
 
 if TYPE_CHECKING:
     from modelpool.catalog.model import Route as CatalogRoute
-    from modelpool.gateway import Gateway
+    from modelpool.engine import Engine
 
 
-def aggregator_route(gw: Gateway, name: str) -> CatalogRoute:
+def aggregator_route(gw: Engine, name: str) -> CatalogRoute:
     """An aggregator route for MODEL: a route key, an aggregator model id, or a pool with such a route."""
     rt = gw.runtime
 
@@ -41,7 +41,7 @@ def aggregator_route(gw: Gateway, name: str) -> CatalogRoute:
     raise LookupError(f"pool {pool.id!r} has no aggregator (vercel/openrouter) route")
 
 
-async def ranking(gw: Gateway, request: Request) -> Response:
+async def ranking(gw: Engine, request: Request) -> Response:
     name = request.path_params["model"]
     try:
         route = aggregator_route(gw, name)
@@ -59,7 +59,7 @@ async def ranking(gw: Gateway, request: Request) -> Response:
     return json_response(report)
 
 
-async def refresh(gw: Gateway, request: Request) -> Response:
+async def refresh(gw: Engine, request: Request) -> Response:
     body = orjson.loads(await request.body() or b"{}")
     model = body.get("model") if isinstance(body, dict) else None
     if model is not None and not isinstance(model, str):

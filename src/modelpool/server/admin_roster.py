@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from modelpool.catalog.catalog import Catalog
     from modelpool.catalog.model import Route as CatalogRoute
     from modelpool.config.schema import PoolConfig
-    from modelpool.gateway import Gateway
+    from modelpool.engine import Engine
 
 CHAT = "chat"
 VISION = "vision"
@@ -57,7 +57,7 @@ SWITCH_KEYS = ("pool.disabled", "pool.enabled", "pool.disabled_providers")
 # --- reading -------------------------------------------------------------------------------------
 
 
-def roster(gw: Gateway) -> dict[str, Any]:
+def roster(gw: Engine) -> dict[str, Any]:
     rt = gw.runtime
     catalog = rt.catalog
     pool_cfg = rt.config.pool
@@ -111,7 +111,7 @@ def tally(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
     return counts
 
 
-def _row(gw: Gateway, catalog: Catalog, route: CatalogRoute, now: float) -> dict[str, Any]:
+def _row(gw: Engine, catalog: Catalog, route: CatalogRoute, now: float) -> dict[str, Any]:
     candidate, reason = catalog.route_status(route)
     h = gw.health.snapshot(route.key, now)
     if not candidate:
@@ -145,7 +145,7 @@ def _row(gw: Gateway, catalog: Catalog, route: CatalogRoute, now: float) -> dict
     }
 
 
-def _layers(gw: Gateway) -> dict[str, str]:
+def _layers(gw: Engine) -> dict[str, str]:
     from modelpool.config.layers import effective_settings
 
     wanted = set(SWITCH_KEYS)
@@ -272,11 +272,11 @@ def _any_glob(patterns: Iterable[str], value: str) -> bool:
 # --- HTTP ----------------------------------------------------------------------------------------
 
 
-async def models_get(gw: Gateway, request: Request) -> Response:
+async def models_get(gw: Engine, request: Request) -> Response:
     return json_response(roster(gw))
 
 
-async def models_post(gw: Gateway, request: Request) -> Response:
+async def models_post(gw: Engine, request: Request) -> Response:
     from modelpool.config.layers import validate_dashboard_patch
 
     body = orjson.loads(await request.body() or b"{}")

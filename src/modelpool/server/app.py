@@ -11,23 +11,23 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from modelpool.mcp.http import McpEndpoint
 from modelpool.protocols import openai_chat as oc
 from modelpool.server.admin_api import admin_routes, json_response
 from modelpool.server.asgi import Receive, Scope, Send, header_map, send_bytes
 from modelpool.server.client_api import INGRESSES, client_key_ok, count_tokens, handle_call, models_payload
 from modelpool.server.dashboard import dashboard_routes
+from modelpool.server.mcp_http import McpEndpoint
 from modelpool.server.metrics_api import metrics_routes
 
 if TYPE_CHECKING:
-    from modelpool.gateway import Gateway
+    from modelpool.engine import Engine
 
 log = logging.getLogger("modelpool.server")
 
 
-def build_app(gw: Gateway) -> Any:
+def build_app(gw: Engine) -> Any:
     starlette = _starlette_app(gw)
-    mcp = McpEndpoint(gw)  # MCP over streamable HTTP at /mcp (admin token)
+    mcp = McpEndpoint(gw, starlette)  # MCP over streamable HTTP at /mcp (admin token), tools → admin API
 
     routes = {
         "/v1/chat/completions": INGRESSES["openai"],
@@ -61,7 +61,7 @@ def build_app(gw: Gateway) -> Any:
     return app
 
 
-async def _lifespan(gw: Gateway, receive: Receive, send: Send, mcp: McpEndpoint) -> None:
+async def _lifespan(gw: Engine, receive: Receive, send: Send, mcp: McpEndpoint) -> None:
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
@@ -80,7 +80,7 @@ async def _lifespan(gw: Gateway, receive: Receive, send: Send, mcp: McpEndpoint)
             return
 
 
-def _starlette_app(gw: Gateway) -> Starlette:
+def _starlette_app(gw: Engine) -> Starlette:
     async def healthz(request: Request) -> Response:
         return PlainTextResponse("ok")
 

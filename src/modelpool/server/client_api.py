@@ -27,7 +27,7 @@ from modelpool.server.asgi import DisconnectWatch, Receive, Scope, Send, header_
 from modelpool.walk.walker import CommittedFailure
 
 if TYPE_CHECKING:
-    from modelpool.gateway import Gateway
+    from modelpool.engine import Engine
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +56,7 @@ INGRESSES = {
 }
 
 
-def client_key_ok(gw: Gateway, headers: dict[str, str]) -> bool:
+def client_key_ok(gw: Engine, headers: dict[str, str]) -> bool:
     keys = gw.runtime.config.server.api_keys
     if not keys:
         return True
@@ -64,7 +64,7 @@ def client_key_ok(gw: Gateway, headers: dict[str, str]) -> bool:
     return any(hmac.compare_digest(presented.encode(), k.encode()) for k in keys)
 
 
-async def handle_call(gw: Gateway, ingress: Ingress, scope: Scope, receive: Receive, send: Send) -> None:
+async def handle_call(gw: Engine, ingress: Ingress, scope: Scope, receive: Receive, send: Send) -> None:
     headers = header_map(scope)
     trace = gw.observer.begin(ingress.name, headers)
     try:
@@ -80,7 +80,7 @@ async def handle_call(gw: Gateway, ingress: Ingress, scope: Scope, receive: Rece
 
 
 async def _serve(
-    gw: Gateway, ingress: Ingress, trace: CallTrace, headers: dict[str, str], receive: Receive, send: Send
+    gw: Engine, ingress: Ingress, trace: CallTrace, headers: dict[str, str], receive: Receive, send: Send
 ) -> None:
     try:
         if not client_key_ok(gw, headers):
@@ -111,7 +111,7 @@ async def _serve(
 
 
 async def _once(
-    gw: Gateway, ingress: Ingress, call: Call, send: Send, watch: DisconnectWatch, trace: CallTrace
+    gw: Engine, ingress: Ingress, call: Call, send: Send, watch: DisconnectWatch, trace: CallTrace
 ) -> None:
     walker = gw.walker(call)
     relay = once_relay(call, gw.client, gw.inner_order, gw.runtime.config.server.forward_headers)
@@ -134,7 +134,7 @@ async def _once(
 
 
 async def _stream(
-    gw: Gateway, ingress: Ingress, call: Call, send: Send, watch: DisconnectWatch, trace: CallTrace
+    gw: Engine, ingress: Ingress, call: Call, send: Send, watch: DisconnectWatch, trace: CallTrace
 ) -> None:
     walker = gw.walker(call)
 
@@ -188,7 +188,7 @@ def _failed_reply(
     return err.status, ingress.walk_failed(err)
 
 
-async def count_tokens(gw: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
+async def count_tokens(gw: Engine, scope: Scope, receive: Receive, send: Send) -> None:
     """`POST /v1/messages/count_tokens`: a route's own count when the pool has a route that speaks
     Messages (SPEC §1.6), an estimate (chars/4 plus overheads) otherwise."""
     headers = header_map(scope)
@@ -212,7 +212,7 @@ async def count_tokens(gw: Gateway, scope: Scope, receive: Receive, send: Send) 
     await send_bytes(send, status, answer, extra)
 
 
-def _count_call(gw: Gateway, req: dict[str, Any], headers: dict[str, str]) -> Call | None:
+def _count_call(gw: Engine, req: dict[str, Any], headers: dict[str, str]) -> Call | None:
     """The pool's call for a count, or None for a model no pool serves: a count is advice, so an
     unknown name (a client's own model id with no alias) gets the estimate rather than a 404."""
     if not isinstance(req.get("model"), str):
@@ -225,7 +225,7 @@ def _count_call(gw: Gateway, req: dict[str, Any], headers: dict[str, str]) -> Ca
         raise
 
 
-def models_payload(gw: Gateway) -> dict[str, Any]:
+def models_payload(gw: Engine) -> dict[str, Any]:
     """OpenAI list shape with modelpool's extra fields per pool (SPEC §1.1)."""
     rt = gw.runtime
     data: list[dict[str, Any]] = []

@@ -19,10 +19,10 @@ from starlette.routing import Route
 from modelpool.server.admin_api import json_response
 
 if TYPE_CHECKING:
-    from modelpool.gateway import Gateway
+    from modelpool.engine import Engine
 
 
-def _token_ok(gw: Gateway, request: Request) -> bool:
+def _token_ok(gw: Engine, request: Request) -> bool:
     presented = request.headers.get("authorization", "").removeprefix("Bearer ").strip().encode()
     if not presented:
         return False
@@ -31,7 +31,7 @@ def _token_ok(gw: Gateway, request: Request) -> bool:
 
 
 async def metrics(request: Request) -> Response:
-    gw: Gateway = request.app.state.gateway
+    gw: Engine = request.app.state.gateway
     cfg = gw.runtime.config.metrics
     if not cfg.enabled:
         return json_response({"error": {"message": "metrics are disabled", "type": "not_found_error"}}, 404)

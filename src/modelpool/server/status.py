@@ -12,7 +12,7 @@ from modelpool import __version__
 from modelpool.health.record import RouteHealth, RouteState
 
 if TYPE_CHECKING:
-    from modelpool.gateway import Gateway
+    from modelpool.engine import Engine
 
 
 def route_badge(health: RouteHealth, candidate: bool, reason: str | None) -> dict[str, Any]:
@@ -36,7 +36,7 @@ def route_badge(health: RouteHealth, candidate: bool, reason: str | None) -> dic
     }
 
 
-def pools_report(gw: Gateway) -> dict[str, Any]:
+def pools_report(gw: Engine) -> dict[str, Any]:
     rt = gw.runtime
     now = gw.clock()
     pools = []
@@ -73,7 +73,7 @@ def pools_report(gw: Gateway) -> dict[str, Any]:
     return {"pools": pools, "strategy": rt.config.pool.strategy}
 
 
-def status_report(gw: Gateway) -> dict[str, Any]:
+def status_report(gw: Engine) -> dict[str, Any]:
     from modelpool.config import effective_settings
 
     rt = gw.runtime

@@ -24,7 +24,7 @@ from modelpool.server.admin_api import guard, json_response
 
 if TYPE_CHECKING:
     from modelpool.config.schema import Config
-    from modelpool.gateway import Gateway
+    from modelpool.engine import Engine
 
 ORDER_KEYS = ("pool.provider_order", "peak.peak_provider_order", "peak.off_peak_provider_order")
 
@@ -34,7 +34,7 @@ def _order_value(config: Config, key: str) -> list[str]:
     return list(getattr(getattr(config, section), name))
 
 
-def _layer_map(gw: Gateway, keys: tuple[str, ...]) -> dict[str, str]:
+def _layer_map(gw: Engine, keys: tuple[str, ...]) -> dict[str, str]:
     from modelpool.config.layers import effective_settings
 
     return {
@@ -66,7 +66,7 @@ def _inherited(config: Config, key: str, registered: list[str]) -> list[str]:
     return _display(_order_value(config, "pool.provider_order"), registered)
 
 
-def providers_report(gw: Gateway) -> dict[str, Any]:
+def providers_report(gw: Engine) -> dict[str, Any]:
     rt = gw.runtime
     config = rt.config
     registered = list(rt.catalog.providers)
@@ -106,7 +106,7 @@ def providers_report(gw: Gateway) -> dict[str, Any]:
     return {"providers": providers, "orders": orders, "period": period}
 
 
-def order_patch(gw: Gateway, key: str, order: Any) -> dict[str, Any]:
+def order_patch(gw: Engine, key: str, order: Any) -> dict[str, Any]:
     """The dashboard patch for one ranking saved from the editor (None order = back to the file)."""
     if key not in ORDER_KEYS:
         raise ValueError(f"'key' must be one of {', '.join(ORDER_KEYS)}")
@@ -130,7 +130,7 @@ def order_patch(gw: Gateway, key: str, order: Any) -> dict[str, Any]:
     return {key: cleaned}
 
 
-def groups_report(gw: Gateway) -> dict[str, Any]:
+def groups_report(gw: Engine) -> dict[str, Any]:
     rt = gw.runtime
     layer = _layer_map(gw, ("pool.groups",)).get("pool.groups", "default")
     groups = [g.model_dump(mode="json") for g in rt.config.pool.groups]
@@ -141,7 +141,7 @@ def groups_report(gw: Gateway) -> dict[str, Any]:
     return {"groups": groups, "layer": layer, "pools": pools}
 
 
-def groups_patch(gw: Gateway, groups: Any) -> dict[str, Any]:
+def groups_patch(gw: Engine, groups: Any) -> dict[str, Any]:
     if groups is None:
         return {"pool.groups": None}
     if not isinstance(groups, list):
@@ -167,11 +167,11 @@ async def _json_object(request: Request) -> dict[str, Any]:
     return body
 
 
-async def providers_get(gw: Gateway, request: Request) -> Response:
+async def providers_get(gw: Engine, request: Request) -> Response:
     return json_response(providers_report(gw))
 
 
-async def providers_order(gw: Gateway, request: Request) -> Response:
+async def providers_order(gw: Engine, request: Request) -> Response:
     from modelpool.config.layers import validate_dashboard_patch
 
     body = await _json_object(request)
@@ -180,11 +180,11 @@ async def providers_order(gw: Gateway, request: Request) -> Response:
     return json_response(providers_report(gw))
 
 
-async def groups_get(gw: Gateway, request: Request) -> Response:
+async def groups_get(gw: Engine, request: Request) -> Response:
     return json_response(groups_report(gw))
 
 
-async def groups_put(gw: Gateway, request: Request) -> Response:
+async def groups_put(gw: Engine, request: Request) -> Response:
     body = await _json_object(request)
     await gw.set_dashboard(groups_patch(gw, body.get("groups")))
     return json_response(groups_report(gw))

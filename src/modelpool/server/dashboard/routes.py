@@ -24,7 +24,7 @@ from starlette.staticfiles import StaticFiles
 from modelpool.server.admin_api import admin_token_ok
 
 if TYPE_CHECKING:
-    from modelpool.gateway import Gateway
+    from modelpool.engine import Engine
 
 STATIC = Path(__file__).parent / "static"
 COOKIE = "modelpool_admin"
@@ -47,7 +47,7 @@ def _page(name: str, status: int = 200) -> Response:
 
 
 async def index(request: Request) -> Response:
-    gw: Gateway = request.app.state.gateway
+    gw: Engine = request.app.state.gateway
     return _page("index.html" if admin_token_ok(gw, request) else "login.html")
 
 
@@ -63,7 +63,7 @@ async def _presented_token(request: Request) -> str:
 
 
 async def login(request: Request) -> Response:
-    gw: Gateway = request.app.state.gateway
+    gw: Engine = request.app.state.gateway
     token = gw.admin_token
     presented = (await _presented_token(request)).strip()
     if not token or not presented or not hmac.compare_digest(presented.encode(), token.encode()):

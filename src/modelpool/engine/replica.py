@@ -13,7 +13,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from modelpool.gateway import Gateway
+    from modelpool.engine import Engine
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +21,7 @@ CURSOR_PREFIX = "cursor:"
 
 
 class ReplicaApplier:
-    def __init__(self, gw: Gateway) -> None:
+    def __init__(self, gw: Engine) -> None:
         self.gw = gw
         self._reapply: asyncio.Task[None] | None = None
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelpool.config.litellm_tables import (
+from modelpool.cli.litellm_tables import (
     ENV_PREFIX,
     FALLBACK_HOW,
     FALLBACK_KEYS,
@@ -337,7 +337,7 @@ class _Converter:
                     self.result.config.setdefault("aliases", {})[str(k)] = target
 
     def _fallbacks(self, router: dict[str, Any], settings: dict[str, Any]) -> None:
-        from modelpool.routing.fallback import family
+        from modelpool.catalog.normalize import family
 
         pairs: list[tuple[str, str]] = []
         for key in FALLBACK_KEYS:

@@ -16,7 +16,7 @@ from modelpool.routing.call import Call, Candidate
 from modelpool.upstream.client import AttemptFailure
 
 if TYPE_CHECKING:
-    from modelpool.gateway import Gateway
+    from modelpool.engine import Engine
 
 PROBE_MESSAGES = [{"role": "user", "content": "ping"}]
 MAX_PROBE_REQUESTS = 64
@@ -42,7 +42,7 @@ class ProbeReport:
         }
 
 
-def probe_targets(gw: Gateway, names: list[str]) -> list[str]:
+def probe_targets(gw: Engine, names: list[str]) -> list[str]:
     """Route keys to probe: every candidate route of the named pools (or named routes); all when empty."""
     rt = gw.runtime
     if not names:
@@ -57,7 +57,7 @@ def probe_targets(gw: Gateway, names: list[str]) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
-async def probe(gw: Gateway, names: list[str], max_requests: int, timeout: float) -> ProbeReport:
+async def probe(gw: Engine, names: list[str], max_requests: int, timeout: float) -> ProbeReport:
     report = ProbeReport()
     keys = probe_targets(gw, names)
     budget = max(0, min(max_requests, MAX_PROBE_REQUESTS))
@@ -71,7 +71,7 @@ async def probe(gw: Gateway, names: list[str], max_requests: int, timeout: float
     return report
 
 
-async def _probe_one(gw: Gateway, key: str, timeout: float) -> tuple[dict[str, Any], dict[str, Any]]:
+async def _probe_one(gw: Engine, key: str, timeout: float) -> tuple[dict[str, Any], dict[str, Any]]:
     rt = gw.runtime
     route = rt.catalog.routes[key]
     cand = Candidate(route, rt.endpoints[route.provider_id], ["probe"])

@@ -16,14 +16,15 @@ from modelpool.server.admin_api import admin_token_ok, json_response
 from modelpool.server.asgi import Receive, Scope, Send
 
 if TYPE_CHECKING:
-    from modelpool.gateway import Gateway
+    from modelpool.engine import Engine
 
 
 class McpEndpoint:
     """The ASGI app the gateway's dispatcher sends `/mcp` to."""
 
-    def __init__(self, gw: Gateway) -> None:
+    def __init__(self, gw: Engine, admin_app: Any) -> None:
         self.gw = gw
+        self.admin_app = admin_app  # the tools call the admin API through it, in process
         self._manager: Any = None
         self._ready: asyncio.Future[None] | None = None
         self._stop: asyncio.Event | None = None
@@ -53,7 +54,9 @@ class McpEndpoint:
             from modelpool.mcp.client import AsgiAdminClient
             from modelpool.mcp.tools import build_server
 
-            server = build_server(AsgiAdminClient(self.gw), stateless_http=True)
+            server = build_server(
+                AsgiAdminClient(self.admin_app, lambda: self.gw.admin_token), stateless_http=True
+            )
             server.streamable_http_app()  # creates the session manager
             manager = server.session_manager
             async with manager.run():

@@ -1,0 +1,5 @@
+"""The routing core assembled (`Engine`) and the operator actions that run on it (probe, replica sync)."""
+
+from modelpool.engine.core import CallObserver, Engine, NoObserver
+
+__all__ = ["CallObserver", "Engine", "NoObserver"]
