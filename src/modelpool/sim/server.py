@@ -20,7 +20,7 @@ import orjson
 from aiohttp import web
 from multidict import CIMultiDictProxy
 
-from modelpool.sim import anthropic_provider, openai_provider, responses_provider
+from modelpool.sim import anthropic_provider, openai_provider, provenance, responses_provider
 from modelpool.sim.aggregator import Aggregator, Attempt, Routing
 from modelpool.sim.errors import (
     Dialect,
@@ -169,6 +169,8 @@ class ProviderServer:
             raise bad_request("We could not parse the JSON body of your request.") from None
         req = _PARSERS[dialect](body)
         rec.model, rec.stream, rec.body = req.model, req.stream, body
+        if self.spec.strict:
+            provenance.check(self.spec.id, req, request.headers)
         model = self.spec.model(req.model)
         if model is None:
             raise not_found_model(req.model)

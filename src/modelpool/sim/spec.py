@@ -173,6 +173,9 @@ class SimProvider:
     name: str | None = None
     affinity_ttl: float | None = None
     dialects: tuple[Dialect, ...] | None = None  # None: the kind's default (KIND_DIALECTS)
+    # Refuse what the real services refuse: another provider's signed thinking / encrypted reasoning,
+    # `context_management` without its beta header (sim/provenance.py).
+    strict: bool = True
 
     def __post_init__(self) -> None:
         if self.dialects is not None:
