@@ -10,6 +10,7 @@ serves only the dialects it speaks (`SimProvider.speaks`; 404 for the others): `
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import time
 from collections import OrderedDict
@@ -35,7 +36,7 @@ from modelpool.sim.faults import FaultBook
 from modelpool.sim.plan import Plan, Speed, check_capabilities, make_plan, model_speed
 from modelpool.sim.records import SECRET_HEADERS, CallRecord, Recorder
 from modelpool.sim.request import CallRequest, parse_anthropic, parse_openai, parse_responses
-from modelpool.sim.spec import STATUS_KINDS, Fault, FleetSpec, SimModel, SimProvider
+from modelpool.sim.spec import STATUS_KINDS, Fault, FleetSpec, SimModel, SimProvider, scheduled_tps
 from modelpool.sim.stream import abort, drive, send_body, stall
 
 _JSON = "application/json"
@@ -56,7 +57,8 @@ class ProviderServer:
         self._rng = random.Random(f"{fleet.seed}:{spec.id}")
         self.book = FaultBook(list(spec.faults), self._rng)
         self.recorder = Recorder()
-        self.aggregator = Aggregator(spec, fleet.fast) if spec.kind == "vercel" else None
+        self._t0 = time.monotonic()  # schedules count from here (reset when the server starts)
+        self.aggregator = Aggregator(spec, fleet.fast, self.elapsed) if spec.kind == "vercel" else None
         self.response_ids: OrderedDict[str, None] = OrderedDict()  # stored responses it produced
         self._runner: web.ServerRunner | None = None
         self._server: web.Server | None = None
@@ -75,7 +77,11 @@ class ProviderServer:
         await site.start()
         self._runner, self._server, self._site, self._host = runner, server, site, host
         self.port = int(runner.addresses[0][1])
+        self._t0 = time.monotonic()
         return self.port
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self._t0
 
     @property
     def down(self) -> bool:
@@ -178,6 +184,10 @@ class ProviderServer:
             return await self._serve_aggregated(request, dialect, rec, req, model)
         fault = self.book.select(req.model)
         speed = model_speed(model, self.spec.ttft, self.spec.tps, self.fast)
+        schedule = model.schedule if model.schedule is not None else self.spec.schedule
+        tps = scheduled_tps(schedule, self.elapsed(), None)
+        if tps is not None:
+            speed = Speed(speed.ttft, tps if tps > 0 else math.inf)
         return await self._answer(request, dialect, rec, req, model, fault, speed, None)
 
     async def _serve_aggregated(
@@ -236,6 +246,10 @@ class ProviderServer:
         speed: Speed,
         routing: Routing | None,
     ) -> web.StreamResponse:
+        tail = model.ttft_tail if model.ttft_tail is not None else self.spec.ttft_tail
+        if tail is not None and tail.seconds > 0 and self._rng.random() < tail.share:
+            rec.tail_stall = tail.seconds  # a slow outlier: nothing at all for a while, then a normal reply
+            await asyncio.sleep(tail.seconds)
         if fault is not None:
             rec.fault, rec.outcome = fault, fault.kind
             early = await self._before_headers(request, fault, req.model)
