@@ -144,13 +144,17 @@ class ProviderServer:
 
     # ---- chat ------------------------------------------------------------------------------------
 
-    async def _chat(self, request: web.BaseRequest, dialect: Dialect) -> web.StreamResponse:
+    def _record(self, request: web.BaseRequest, dialect: Dialect) -> CallRecord:
+        """A record made on arrival (in-flight calls are visible too); credential values never stored."""
         headers = {k.lower(): v for k, v in request.headers.items() if k.lower() not in SECRET_HEADERS}
         secrets = sorted({k.lower() for k in request.headers if k.lower() in SECRET_HEADERS})
-        rec = CallRecord(
-            self.spec.id, request.path, time.time(), headers=headers, dialect=dialect, secret_headers=secrets
-        )
-        self.recorder.add(rec)  # recorded on arrival so in-flight calls are visible too
+        rec = CallRecord(self.spec.id, request.path, time.time(), headers=headers, dialect=dialect)
+        rec.secret_headers, rec.query = secrets, request.query_string
+        self.recorder.add(rec)
+        return rec
+
+    async def _chat(self, request: web.BaseRequest, dialect: Dialect) -> web.StreamResponse:
+        rec = self._record(request, dialect)
         try:
             return await self._serve(request, dialect, rec)
         except SimError as err:
@@ -305,14 +309,20 @@ class ProviderServer:
         return None
 
     async def _count_tokens(self, request: web.BaseRequest) -> web.StreamResponse:
-        if self._key_ok(request.headers) is False:
-            return unauthorized().response("anthropic")
+        rec = self._record(request, "anthropic")
+        rec.key_ok = self._key_ok(request.headers)
         try:
-            body = orjson.loads(await request.read())
+            if rec.key_ok is False:
+                raise unauthorized()
+            rec.raw_body = await request.read()
+            try:
+                body = orjson.loads(rec.raw_body)
+            except orjson.JSONDecodeError:
+                raise bad_request("invalid JSON body") from None
             req = parse_anthropic({"max_tokens": 1, **body} if isinstance(body, dict) else body)
-        except orjson.JSONDecodeError:
-            return bad_request("invalid JSON body").response("anthropic")
+            rec.model, rec.body = req.model, body
         except SimError as err:
+            rec.status, rec.outcome = err.status, f"http_{err.status}"
             return err.response("anthropic")
         return web.Response(body=anthropic_provider.count_tokens_body(req.prompt_tokens), content_type=_JSON)
 
