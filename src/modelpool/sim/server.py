@@ -21,7 +21,7 @@ import orjson
 from aiohttp import web
 from multidict import CIMultiDictProxy
 
-from modelpool.sim import anthropic_provider, openai_provider, provenance, responses_provider
+from modelpool.sim import anthropic_provider, control, openai_provider, provenance, responses_provider
 from modelpool.sim.aggregator import Aggregator, Attempt, Routing
 from modelpool.sim.errors import (
     Dialect,
@@ -364,29 +364,7 @@ class ProviderServer:
     # ---- control ---------------------------------------------------------------------------------
 
     async def _control(self, request: web.BaseRequest, path: str) -> web.StreamResponse:
-        method = request.method
-        if path == "/_sim/faults" and method == "POST":
-            try:
-                data = orjson.loads(await request.read())
-                items = data.get("faults", []) if isinstance(data, dict) else data
-                faults = [Fault.from_dict(f) for f in items]
-            except (orjson.JSONDecodeError, TypeError, ValueError, AttributeError) as exc:
-                return _json(
-                    {"error": {"message": f"bad fault list: {exc}", "type": "invalid_request_error"}}, 400
-                )
-            self.set_faults(faults)
-            return _json({"ok": True, "faults": [f.to_dict() for f in faults]})
-        if path == "/_sim/faults" and method == "GET":
-            return _json({"faults": [f.to_dict() for f in self.book.faults]})
-        if path == "/_sim/calls" and method == "GET":
-            since = int(request.query.get("since", "0") or 0)
-            return _json({"calls": [c.to_dict() for c in self.recorder.list()[since:]]})
-        if path == "/_sim/calls" and method == "DELETE":
-            self.recorder.clear()
-            return _json({"ok": True})
-        if path == "/_sim/info" and method == "GET":
-            return _json(self.info())
-        return _json({"error": {"message": f"unknown control path {path}", "type": "not_found"}}, 404)
+        return await control.handle(self, request, path)
 
     def info(self) -> dict[str, Any]:
         return {
@@ -406,10 +384,6 @@ def _body(dialect: Dialect, plan: Plan, req: CallRequest, resp_id: str, meta: di
     if dialect == "responses":
         return responses_provider.body(plan, req, resp_id, meta)
     return openai_provider.completion_body(plan, meta)
-
-
-def _json(data: Any, status: int = 200) -> web.Response:
-    return web.Response(status=status, body=orjson.dumps(data), content_type=_JSON)
 
 
 def _strip_v1(path: str) -> str:
