@@ -311,3 +311,17 @@ def test_custom_task() -> None:
     task = AgentTask(path="notes/a.md", content="one\ntwo\n", done="finished")
     assert codex_patch(task) == "*** Begin Patch\n*** Add File: notes/a.md\n+one\n+two\n*** End Patch"
     assert task.done_text == "finished" and AgentTask().done_text == DONE
+
+
+def test_local_shell_carried_as_a_function(fleet: FleetThread, tmp_path: Path) -> None:
+    """A gateway translating Codex's local_shell into a Chat function: the agent still writes the file."""
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "local_shell",
+            "parameters": {"type": "object", "properties": {"command": {"type": "array", "items": {}}}},
+        },
+    }
+    choice = chat_call(fleet, [tool], False)
+    run_shell(json.loads(choice.message.tool_calls[0].function.arguments)["command"], tmp_path)
+    assert written(tmp_path) == CONTENT

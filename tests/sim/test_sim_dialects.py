@@ -197,3 +197,13 @@ def test_dialects_in_sim_info() -> None:
         info = httpx.get(ft.root_url("r") + "/_sim/info").json()
         assert info["dialects"] == ["responses"]
         assert post(ft, "r", "/v1/chat/completions", {"model": "m", "messages": USER}).status_code == 404
+
+
+def test_count_tokens_and_query_are_recorded(fleet: FleetThread) -> None:
+    body = {"model": "m1", "messages": USER}
+    assert post(fleet, "claude", "/v1/messages/count_tokens", body).json()["input_tokens"] >= 1
+    assert post(fleet, "claude", "/v1/messages?beta=true", {**body, "max_tokens": 5}).status_code == 200
+    counted, called = fleet.calls("claude")
+    assert (counted.path, counted.dialect, counted.model) == ("/v1/messages/count_tokens", "anthropic", "m1")
+    assert orjson.loads(counted.raw_body) == body
+    assert (called.path, called.query) == ("/v1/messages", "beta=true")

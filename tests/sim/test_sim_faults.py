@@ -10,7 +10,7 @@ import openai
 import pytest
 from openai import OpenAI
 
-from modelpool.sim import Fault, FleetSpec, FleetThread, SimModel, SimProvider, expected_text
+from modelpool.sim import Fault, FleetSpec, FleetThread, InnerProvider, SimModel, SimProvider, expected_text
 
 USER = [{"role": "user", "content": "hello"}]
 
@@ -260,3 +260,50 @@ def test_fault_validation() -> None:
     with pytest.raises(ValueError):
         Fault.from_dict({"kind": "quota", "bogus": 1})
     assert Fault.from_dict(Fault("cut", after_tokens=3).to_dict()) == Fault("cut", after_tokens=3)
+
+
+# ---- benchmark shapes: heavy-tailed time to first byte, speeds on a schedule ---------------------------
+
+
+def test_ttft_tail_stalls_the_drawn_share() -> None:
+    from modelpool.sim import TtftTail
+
+    spec = FleetSpec(
+        [
+            SimProvider(
+                "tail",
+                models=[SimModel("all", ttft_tail=TtftTail(1.0, 0.05)), SimModel("none")],
+                ttft_tail=TtftTail(0.0, 5.0),  # the provider's default: never
+                ttft=0.0,
+                tps=5000.0,
+            )
+        ]
+    )
+    with FleetThread(spec) as ft:
+        c = OpenAI(base_url=ft.base_url("tail"), api_key="x", max_retries=0, timeout=10)
+        for model in ("all", "none"):
+            reply = c.chat.completions.create(model=model, messages=[{"role": "user", "content": "hi"}])
+            assert reply.choices[0].message.content == expected_text("tail", model, 24)
+        assert [c.tail_stall for c in ft.calls("tail")] == [0.05, 0.0]
+
+
+def test_speed_schedule() -> None:
+    from modelpool.sim.spec import scheduled_tps
+
+    schedule = [(10.0, 50.0), (0.0, 300.0), (20.0, 0.0)]
+    assert scheduled_tps(schedule, 5.0, 100.0) == 300.0
+    assert scheduled_tps(schedule, 15.0, 100.0) == 50.0
+    assert scheduled_tps(schedule, 25.0, 100.0) == 0.0
+    assert scheduled_tps([(60.0, 5.0)], 1.0, 100.0) == 100.0  # before the first entry: the configured speed
+    assert scheduled_tps(None, 1.0, None) is None
+
+
+def test_inner_schedule_drives_published_stats() -> None:
+    inner = [InnerProvider("drifting", tps=400, ttft_ms=1, schedule=[(0.0, 77.0), (3600.0, 5.0)])]
+    spec = FleetSpec([SimProvider("gw", kind="vercel", models=[SimModel("m")], inner=inner, tps=5000.0)])
+    with FleetThread(spec) as ft:
+        stats = httpx.get(ft.base_url("gw") + "/models/m/endpoints").json()["data"]["endpoints"][0]
+        assert stats["throughput_last_1h"]["p50"] == 77.0
+        c = OpenAI(base_url=ft.base_url("gw"), api_key="x", max_retries=0, timeout=10)
+        reply = c.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+        assert reply.choices[0].message.content == expected_text("gw", "m", 24)

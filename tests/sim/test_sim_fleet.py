@@ -94,6 +94,18 @@ def test_presets() -> None:
     assert all(0.2 <= p.ttft <= 0.8 for p in demo.providers)
     assert [p.id for p in two_route_fleet().providers] == ["alpha", "beta"]
     assert bench_fleet().fast and preset("two_route").providers[0].id == "alpha"
+    bench = {p.id: p.speaks for p in bench_fleet().providers}
+    assert list(bench)[:4] == ["alpha", "beta", "anthro", "vercel"]  # existing places kept
+    assert bench["omni"] == ("openai", "anthropic", "responses")
+    agent = {p.id: p.speaks for p in preset("agent").providers}
+    assert agent == {
+        "chatonly": ("openai",),
+        "anthropic": ("anthropic",),
+        "responses": ("openai", "responses"),
+        "firstparty": ("openai", "anthropic"),
+        "vercel": ("openai", "anthropic", "responses"),
+    }
+    assert all(m.agent is not None for p in preset("agent").providers for m in p.models)
     with pytest.raises(KeyError):
         preset("nope")
 

@@ -20,7 +20,16 @@ from modelpool.sim.request import CallRequest, ToolSpec
 from modelpool.sim.spec import AgentTask
 
 _WRITE_NAMES = ("write", "write_file", "writefile", "create_file", "write_to_file", "str_replace_based_edit")
-_SHELL_NAMES = ("shell", "exec_command", "bash", "shell_command", "run_shell_command", "run_terminal_cmd")
+# `local_shell` too: a gateway may carry Codex's local_shell tool as a function of that name.
+_SHELL_NAMES = (
+    "shell",
+    "exec_command",
+    "bash",
+    "shell_command",
+    "run_shell_command",
+    "run_terminal_cmd",
+    "local_shell",
+)
 _PATH_PROPS = ("file_path", "path", "filename", "file", "target_file", "filepath")
 _CONTENT_PROPS = ("content", "contents", "file_text", "text", "data")
 _PATCH_PROPS = ("input", "patch")

@@ -17,6 +17,7 @@ import math
 import time
 import uuid
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +28,7 @@ from modelpool.sim.errors import SimError
 from modelpool.sim.openai_provider import CREATED
 from modelpool.sim.plan import FAST, Speed
 from modelpool.sim.request import CallRequest
-from modelpool.sim.spec import InnerProvider, SimModel, SimProvider
+from modelpool.sim.spec import InnerProvider, SimModel, SimProvider, scheduled_tps
 
 _SESSION_HEADERS = (
     "x-session-affinity",
@@ -110,9 +111,10 @@ def _attempt_json(a: Attempt) -> dict[str, Any]:
 
 
 class Aggregator:
-    def __init__(self, provider: SimProvider, fast: bool) -> None:
+    def __init__(self, provider: SimProvider, fast: bool, elapsed: Callable[[], float] = lambda: 0.0) -> None:
         self.provider = provider
         self.fast = fast
+        self.elapsed = elapsed  # seconds since the fleet started (inner speed schedules)
         self._pins: dict[str, tuple[str, float]] = {}  # session → (inner, monotonic time of last use)
 
     def plan(self, req: CallRequest, headers: CIMultiDictProxy[str]) -> Routing:
@@ -196,8 +198,11 @@ class Aggregator:
             return FAST
         inner = self.inner(name)
         ttft = self.provider.ttft if inner.ttft_ms is None else inner.ttft_ms / 1000.0
-        tps = inner.tps or self.provider.tps
+        tps = self.inner_tps(inner) or self.provider.tps
         return Speed(max(0.0, ttft), tps if tps > 0 else math.inf)
+
+    def inner_tps(self, inner: InnerProvider) -> float | None:
+        return scheduled_tps(inner.schedule, self.elapsed(), inner.tps)
 
     def endpoints_body(self, model: SimModel) -> bytes:
         data: dict[str, Any] = {
@@ -213,7 +218,7 @@ class Aggregator:
                 "input_modalities": ["text", "image"] if model.images else ["text"],
                 "output_modalities": ["text"],
             },
-            "endpoints": [_endpoint(i, model) for i in self.provider.inner],
+            "endpoints": [_endpoint(i, model, self.inner_tps(i)) for i in self.provider.inner],
         }
         if model.efforts:
             data["reasoning"] = {"supported_efforts": [e for e in model.efforts if e != "off"]}
@@ -254,11 +259,11 @@ def _display(model_id: str) -> str:
     return model_id.rsplit("/", 1)[-1].replace("-", " ").title()
 
 
-def _endpoint(inner: InnerProvider, model: SimModel) -> dict[str, Any]:
+def _endpoint(inner: InnerProvider, model: SimModel, tps: float | None) -> dict[str, Any]:
     params = ["max_tokens", "temperature", "stop"]
     params += ["tools", "tool_choice"] if inner.tools else []
     params += ["reasoning", "include_reasoning"] if model.reasoning_tokens or model.efforts else []
-    measured = inner.tps is not None  # no recent traffic ⇒ every metric is null (live fixture A)
+    measured = tps is not None  # no recent traffic ⇒ every metric is null (live fixture A)
     uptime = inner.uptime_15m if measured else None
     prompt = 0.10 + (zlib.crc32(inner.name.encode()) % 25) / 100  # USD per million, stable per name
     return {
@@ -277,7 +282,7 @@ def _endpoint(inner: InnerProvider, model: SimModel) -> dict[str, Any]:
         "uptime_last_1h": None if uptime is None else min(100.0, uptime + 0.4),
         "uptime_last_1d": None if uptime is None else round(min(100.0, uptime) * 0.998, 4),
         "latency_last_1h": _pair(inner.ttft_ms, 1.7) if measured else None,
-        "throughput_last_1h": _pair(inner.tps, 1.15) if measured else None,
+        "throughput_last_1h": _pair(tps, 1.15) if measured else None,
         "supports_implicit_caching": True,
     }
 

@@ -18,6 +18,7 @@ import orjson
 
 from modelpool.sim.errors import SimError
 from modelpool.sim.plan import Plan
+from modelpool.sim.provenance import seal
 from modelpool.sim.spec import SimProvider
 from modelpool.sim.stream import Script
 
@@ -32,8 +33,9 @@ def event(kind: str, payload: dict[str, Any]) -> bytes:
 
 
 def signature(plan: Plan) -> str:
-    """A stable opaque signature for the thinking block (clients must pass it back verbatim)."""
-    return hashlib.sha256("".join(plan.reasoning).encode()).hexdigest()
+    """A stable opaque signature for the thinking block (clients must pass it back verbatim); it names
+    the provider that made it, so another provider can refuse it (provenance.py)."""
+    return seal(plan.provider_id, plan.model_id, "".join(plan.reasoning))
 
 
 SEARCH_URL = "https://example.com/modelpool-sim"

@@ -129,7 +129,9 @@ def _bench_models() -> list[SimModel]:
 
 
 def bench_fleet() -> FleetSpec:
-    """Fast mode (no sleeps): two OpenAI routes, an Anthropic route and a small aggregator."""
+    """Fast mode (no sleeps): two OpenAI routes, an Anthropic route, a small aggregator and (last, so the
+    others keep their places) `omni`, a route speaking all three dialects natively with the bench models,
+    for comparing the native Chat, Messages and Responses relays on one upstream."""
     inner = [
         InnerProvider("fast", tps=400, ttft_ms=200),
         InnerProvider("mid", tps=200, ttft_ms=400),
@@ -143,6 +145,7 @@ def bench_fleet() -> FleetSpec:
             SimProvider(
                 "vercel", kind="vercel", models=[SimModel(DEMO_MODEL)], inner=inner, default_inner="mid"
             ),
+            SimProvider("omni", dialects=("openai", "anthropic", "responses"), models=_bench_models()),
         ],
         fast=True,
     )

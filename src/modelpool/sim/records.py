@@ -39,6 +39,8 @@ class CallRecord:
     dialect: str = "openai"  # openai (Chat Completions) | anthropic (Messages) | responses
     raw_body: bytes = b""  # the request body exactly as received
     secret_headers: list[str] = field(default_factory=list)  # credential headers present (names only)
+    query: str = ""  # the request's query string (Claude Code calls `/v1/messages?beta=true`)
+    tail_stall: float = 0.0  # seconds this call stalled before its first byte (`ttft_tail`)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able (the control API): the raw body as base64 in `raw_body_b64`."""

@@ -17,8 +17,6 @@ Vercel's Responses stream carries it at all is unconfirmed (shared/reference/gat
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import time
 import uuid
 from collections.abc import Callable
@@ -28,10 +26,10 @@ import orjson
 
 from modelpool.sim.errors import SimError
 from modelpool.sim.plan import Plan
+from modelpool.sim.provenance import ENCRYPTED_PREFIX, seal
 from modelpool.sim.request import CallRequest
 from modelpool.sim.stream import Script
 
-ENCRYPTED_PREFIX = "gAAAAB"  # what OpenAI's opaque reasoning blobs look like (Fernet tokens)
 _MALFORMED = b'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta":\n\n'
 SEARCH_URL = "https://example.com/modelpool-sim"
 
@@ -42,9 +40,7 @@ def new_response_id() -> str:
 
 def encrypted_reasoning(plan: Plan) -> str:
     """An opaque blob naming who made it (a provider can tell its own reasoning from another's)."""
-    digest = hashlib.sha256("".join(plan.reasoning).encode()).hexdigest()[:32]
-    raw = f"{plan.provider_id}|{plan.model_id}|{digest}".encode()
-    return ENCRYPTED_PREFIX + base64.urlsafe_b64encode(raw).decode()
+    return seal(plan.provider_id, plan.model_id, "".join(plan.reasoning), ENCRYPTED_PREFIX)
 
 
 def usage(plan: Plan) -> dict[str, Any]:

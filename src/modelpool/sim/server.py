@@ -10,6 +10,7 @@ serves only the dialects it speaks (`SimProvider.speaks`; 404 for the others): `
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import time
 from collections import OrderedDict
@@ -20,7 +21,7 @@ import orjson
 from aiohttp import web
 from multidict import CIMultiDictProxy
 
-from modelpool.sim import anthropic_provider, openai_provider, responses_provider
+from modelpool.sim import anthropic_provider, control, openai_provider, provenance, responses_provider
 from modelpool.sim.aggregator import Aggregator, Attempt, Routing
 from modelpool.sim.errors import (
     Dialect,
@@ -35,7 +36,7 @@ from modelpool.sim.faults import FaultBook
 from modelpool.sim.plan import Plan, Speed, check_capabilities, make_plan, model_speed
 from modelpool.sim.records import SECRET_HEADERS, CallRecord, Recorder
 from modelpool.sim.request import CallRequest, parse_anthropic, parse_openai, parse_responses
-from modelpool.sim.spec import STATUS_KINDS, Fault, FleetSpec, SimModel, SimProvider
+from modelpool.sim.spec import STATUS_KINDS, Fault, FleetSpec, SimModel, SimProvider, scheduled_tps
 from modelpool.sim.stream import abort, drive, send_body, stall
 
 _JSON = "application/json"
@@ -56,7 +57,8 @@ class ProviderServer:
         self._rng = random.Random(f"{fleet.seed}:{spec.id}")
         self.book = FaultBook(list(spec.faults), self._rng)
         self.recorder = Recorder()
-        self.aggregator = Aggregator(spec, fleet.fast) if spec.kind == "vercel" else None
+        self._t0 = time.monotonic()  # schedules count from here (reset when the server starts)
+        self.aggregator = Aggregator(spec, fleet.fast, self.elapsed) if spec.kind == "vercel" else None
         self.response_ids: OrderedDict[str, None] = OrderedDict()  # stored responses it produced
         self._runner: web.ServerRunner | None = None
         self._server: web.Server | None = None
@@ -75,7 +77,11 @@ class ProviderServer:
         await site.start()
         self._runner, self._server, self._site, self._host = runner, server, site, host
         self.port = int(runner.addresses[0][1])
+        self._t0 = time.monotonic()
         return self.port
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self._t0
 
     @property
     def down(self) -> bool:
@@ -138,13 +144,17 @@ class ProviderServer:
 
     # ---- chat ------------------------------------------------------------------------------------
 
-    async def _chat(self, request: web.BaseRequest, dialect: Dialect) -> web.StreamResponse:
+    def _record(self, request: web.BaseRequest, dialect: Dialect) -> CallRecord:
+        """A record made on arrival (in-flight calls are visible too); credential values never stored."""
         headers = {k.lower(): v for k, v in request.headers.items() if k.lower() not in SECRET_HEADERS}
         secrets = sorted({k.lower() for k in request.headers if k.lower() in SECRET_HEADERS})
-        rec = CallRecord(
-            self.spec.id, request.path, time.time(), headers=headers, dialect=dialect, secret_headers=secrets
-        )
-        self.recorder.add(rec)  # recorded on arrival so in-flight calls are visible too
+        rec = CallRecord(self.spec.id, request.path, time.time(), headers=headers, dialect=dialect)
+        rec.secret_headers, rec.query = secrets, request.query_string
+        self.recorder.add(rec)
+        return rec
+
+    async def _chat(self, request: web.BaseRequest, dialect: Dialect) -> web.StreamResponse:
+        rec = self._record(request, dialect)
         try:
             return await self._serve(request, dialect, rec)
         except SimError as err:
@@ -169,6 +179,8 @@ class ProviderServer:
             raise bad_request("We could not parse the JSON body of your request.") from None
         req = _PARSERS[dialect](body)
         rec.model, rec.stream, rec.body = req.model, req.stream, body
+        if self.spec.strict:
+            provenance.check(self.spec.id, req, request.headers)
         model = self.spec.model(req.model)
         if model is None:
             raise not_found_model(req.model)
@@ -176,6 +188,10 @@ class ProviderServer:
             return await self._serve_aggregated(request, dialect, rec, req, model)
         fault = self.book.select(req.model)
         speed = model_speed(model, self.spec.ttft, self.spec.tps, self.fast)
+        schedule = model.schedule if model.schedule is not None else self.spec.schedule
+        tps = scheduled_tps(schedule, self.elapsed(), None)
+        if tps is not None:
+            speed = Speed(speed.ttft, tps if tps > 0 else math.inf)
         return await self._answer(request, dialect, rec, req, model, fault, speed, None)
 
     async def _serve_aggregated(
@@ -234,6 +250,10 @@ class ProviderServer:
         speed: Speed,
         routing: Routing | None,
     ) -> web.StreamResponse:
+        tail = model.ttft_tail if model.ttft_tail is not None else self.spec.ttft_tail
+        if tail is not None and tail.seconds > 0 and self._rng.random() < tail.share:
+            rec.tail_stall = tail.seconds  # a slow outlier: nothing at all for a while, then a normal reply
+            await asyncio.sleep(tail.seconds)
         if fault is not None:
             rec.fault, rec.outcome = fault, fault.kind
             early = await self._before_headers(request, fault, req.model)
@@ -289,18 +309,20 @@ class ProviderServer:
         return None
 
     async def _count_tokens(self, request: web.BaseRequest) -> web.StreamResponse:
-        headers = {k.lower(): v for k, v in request.headers.items() if k.lower() not in SECRET_HEADERS}
-        self.recorder.add(
-            CallRecord(self.spec.id, request.path, time.time(), headers=headers, dialect="anthropic")
-        )
-        if self._key_ok(request.headers) is False:
-            return unauthorized().response("anthropic")
+        rec = self._record(request, "anthropic")
+        rec.key_ok = self._key_ok(request.headers)
         try:
-            body = orjson.loads(await request.read())
+            if rec.key_ok is False:
+                raise unauthorized()
+            rec.raw_body = await request.read()
+            try:
+                body = orjson.loads(rec.raw_body)
+            except orjson.JSONDecodeError:
+                raise bad_request("invalid JSON body") from None
             req = parse_anthropic({"max_tokens": 1, **body} if isinstance(body, dict) else body)
-        except orjson.JSONDecodeError:
-            return bad_request("invalid JSON body").response("anthropic")
+            rec.model, rec.body = req.model, body
         except SimError as err:
+            rec.status, rec.outcome = err.status, f"http_{err.status}"
             return err.response("anthropic")
         return web.Response(body=anthropic_provider.count_tokens_body(req.prompt_tokens), content_type=_JSON)
 
@@ -342,29 +364,7 @@ class ProviderServer:
     # ---- control ---------------------------------------------------------------------------------
 
     async def _control(self, request: web.BaseRequest, path: str) -> web.StreamResponse:
-        method = request.method
-        if path == "/_sim/faults" and method == "POST":
-            try:
-                data = orjson.loads(await request.read())
-                items = data.get("faults", []) if isinstance(data, dict) else data
-                faults = [Fault.from_dict(f) for f in items]
-            except (orjson.JSONDecodeError, TypeError, ValueError, AttributeError) as exc:
-                return _json(
-                    {"error": {"message": f"bad fault list: {exc}", "type": "invalid_request_error"}}, 400
-                )
-            self.set_faults(faults)
-            return _json({"ok": True, "faults": [f.to_dict() for f in faults]})
-        if path == "/_sim/faults" and method == "GET":
-            return _json({"faults": [f.to_dict() for f in self.book.faults]})
-        if path == "/_sim/calls" and method == "GET":
-            since = int(request.query.get("since", "0") or 0)
-            return _json({"calls": [c.to_dict() for c in self.recorder.list()[since:]]})
-        if path == "/_sim/calls" and method == "DELETE":
-            self.recorder.clear()
-            return _json({"ok": True})
-        if path == "/_sim/info" and method == "GET":
-            return _json(self.info())
-        return _json({"error": {"message": f"unknown control path {path}", "type": "not_found"}}, 404)
+        return await control.handle(self, request, path)
 
     def info(self) -> dict[str, Any]:
         return {
@@ -384,10 +384,6 @@ def _body(dialect: Dialect, plan: Plan, req: CallRequest, resp_id: str, meta: di
     if dialect == "responses":
         return responses_provider.body(plan, req, resp_id, meta)
     return openai_provider.completion_body(plan, meta)
-
-
-def _json(data: Any, status: int = 200) -> web.Response:
-    return web.Response(status=status, body=orjson.dumps(data), content_type=_JSON)
 
 
 def _strip_v1(path: str) -> str:

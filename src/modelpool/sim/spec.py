@@ -97,6 +97,33 @@ class Fault:
 
 
 @dataclass
+class TtftTail:
+    """Heavy-tailed time to first byte: a `share` of calls (seeded draw) stall `seconds` before any
+    response byte, then answer normally — the slow outliers hedging (SPEC §3.7) is for."""
+
+    share: float
+    seconds: float
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.share <= 1.0 or self.seconds < 0:
+            raise ValueError("TtftTail needs 0 <= share <= 1 and seconds >= 0")
+
+
+# Speeds that change on a schedule: [(t_seconds since the fleet started, tokens_per_s), ...]; the last
+# entry whose time has come applies (before the first, the configured speed). For drift benchmarks.
+Schedule = list[tuple[float, float]]
+
+
+def scheduled_tps(schedule: Schedule | None, elapsed: float, default: float | None) -> float | None:
+    current = default
+    for at, tps in sorted(schedule or []):
+        if at > elapsed:
+            break
+        current = tps
+    return current
+
+
+@dataclass
 class AgentTask:
     """A small agent task a model is scripted to do (SPEC §10): write `content` to `path`.
 
@@ -138,6 +165,8 @@ class SimModel:
     web_search: bool = False
     cached_tokens: int = 0
     cache_creation_tokens: int = 0
+    ttft_tail: TtftTail | None = None  # None: the provider's
+    schedule: Schedule | None = None  # tok/s over time (overrides `tps` once the first entry is due)
 
 
 @dataclass
@@ -151,6 +180,7 @@ class InnerProvider:
     status: int = 0
     tools: bool = True
     context_length: int = 128000
+    schedule: Schedule | None = None  # tok/s over time; the published stats follow it
 
 
 @dataclass
@@ -173,6 +203,11 @@ class SimProvider:
     name: str | None = None
     affinity_ttl: float | None = None
     dialects: tuple[Dialect, ...] | None = None  # None: the kind's default (KIND_DIALECTS)
+    ttft_tail: TtftTail | None = None  # applies to every model without its own
+    schedule: Schedule | None = None  # tok/s over time for models without their own
+    # Refuse what the real services refuse: another provider's signed thinking / encrypted reasoning,
+    # `context_management` without its beta header (sim/provenance.py).
+    strict: bool = True
 
     def __post_init__(self) -> None:
         if self.dialects is not None:

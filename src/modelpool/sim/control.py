@@ -1,0 +1,43 @@
+"""The sim's control surface: `POST|GET /_sim/faults`, `GET|DELETE /_sim/calls`, `GET /_sim/info`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from aiohttp import web
+
+from modelpool.sim.spec import Fault
+
+if TYPE_CHECKING:
+    from modelpool.sim.server import ProviderServer
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    return web.Response(status=status, body=orjson.dumps(data), content_type="application/json")
+
+
+async def handle(server: ProviderServer, request: web.BaseRequest, path: str) -> web.StreamResponse:
+    method = request.method
+    if path == "/_sim/faults" and method == "POST":
+        try:
+            data = orjson.loads(await request.read())
+            items = data.get("faults", []) if isinstance(data, dict) else data
+            faults = [Fault.from_dict(f) for f in items]
+        except (orjson.JSONDecodeError, TypeError, ValueError, AttributeError) as exc:
+            return _json(
+                {"error": {"message": f"bad fault list: {exc}", "type": "invalid_request_error"}}, 400
+            )
+        server.set_faults(faults)
+        return _json({"ok": True, "faults": [f.to_dict() for f in faults]})
+    if path == "/_sim/faults" and method == "GET":
+        return _json({"faults": [f.to_dict() for f in server.book.faults]})
+    if path == "/_sim/calls" and method == "GET":
+        since = int(request.query.get("since", "0") or 0)
+        return _json({"calls": [c.to_dict() for c in server.recorder.list()[since:]]})
+    if path == "/_sim/calls" and method == "DELETE":
+        server.recorder.clear()
+        return _json({"ok": True})
+    if path == "/_sim/info" and method == "GET":
+        return _json(server.info())
+    return _json({"error": {"message": f"unknown control path {path}", "type": "not_found"}}, 404)
