@@ -92,7 +92,9 @@ def test_anthropic_call_on_an_anthropic_route_goes_upstream_as_sent(ft: FleetThr
 
 def test_anthropic_stream_reaches_the_client_as_the_upstream_sent_it(ft: FleetThread) -> None:
     body = {**BODY, "stream": True}
-    direct = httpx.post(ft.root_url("an") + "/v1/messages", json=body, timeout=30)
+    direct = httpx.post(
+        ft.root_url("an") + "/v1/messages", json=body, headers=CLAUDE_CODE_HEADERS, timeout=30
+    )
     with GatewayServer(config(ft, ["an"])) as gw:
         relayed = httpx.post(gw.url + "/v1/messages", json=body, headers=CLAUDE_CODE_HEADERS, timeout=30)
     mine, theirs = events_of(relayed.content), events_of(direct.content)
@@ -107,10 +109,12 @@ def test_anthropic_stream_reaches_the_client_as_the_upstream_sent_it(ft: FleetTh
 
 def test_a_request_error_from_a_native_route_reaches_the_client_unchanged(ft: FleetThread) -> None:
     ft.set_faults("an", [Fault("status", status=400, message="messages.0: thinking block without signature")])
-    direct = httpx.post(ft.root_url("an") + "/v1/messages", json=BODY, timeout=30)
+    direct = httpx.post(
+        ft.root_url("an") + "/v1/messages", json=BODY, headers=CLAUDE_CODE_HEADERS, timeout=30
+    )
     ft.set_faults("an", [Fault("status", status=400, message="messages.0: thinking block without signature")])
     with GatewayServer(config(ft, ["an"])) as gw:
-        resp = httpx.post(gw.url + "/v1/messages", json=BODY, timeout=30)
+        resp = httpx.post(gw.url + "/v1/messages", json=BODY, headers=CLAUDE_CODE_HEADERS, timeout=30)
     assert resp.status_code == 400
     assert resp.content == direct.content
 
