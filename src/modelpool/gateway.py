@@ -30,6 +30,7 @@ from modelpool.config import (
 )
 from modelpool.events import EventBus, LastPlans, LiveRoute, SessionLog
 from modelpool.health.registry import HealthRegistry
+from modelpool.keys.accounts import Accounts
 from modelpool.observe import Observer
 from modelpool.periods import CalendarStore, default_cache_path
 from modelpool.protocols import openai_chat as oc
@@ -120,6 +121,7 @@ class Gateway:
         self.last_plans: LastPlans = LastPlans()
         self.started_at = time.time()
         self.observer = Observer(self)  # metrics and call log lines of the HTTP client API
+        self.accounts = Accounts(self, clock)  # client keys, limits, usage and cost (SPEC §14)
 
     # ---- construction -------------------------------------------------------------------------
 
@@ -155,6 +157,7 @@ class Gateway:
         for key, value in (await self.state.load("counters")).items():
             self.replica("counters", key, value)
         await self._apply(self.loaded, rediscover=True)
+        await self.accounts.start()
         self.priors.warm(self.runtime)
         await self.calendar.start()
         if watch and self.loaded.path is not None:
@@ -173,6 +176,7 @@ class Gateway:
         await self.calendar.stop()
         await self.aggregators.close()
         await self.client.close()
+        await self.accounts.close()
         await self.state.close()
         self.started = False
 
@@ -281,6 +285,7 @@ class Gateway:
         walker = Walker(
             call, plan, rt.config.pool, self.sink, on_switch=on_switch, consent=consent if ask else None
         )
+        walker.state.pricer = rt.prices().pricer(self.clock())  # SPEC §14: prices at the call's start
         self.last_plans[call.session_id or ""] = plan
         return walker
 

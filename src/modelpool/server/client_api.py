@@ -8,13 +8,13 @@ crosses dialects goes through the translating relay (one coherent client stream 
 from __future__ import annotations
 
 import asyncio
-import hmac
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from modelpool.keys import ClientKey, Refused
 from modelpool.observe import CallTrace
 from modelpool.protocols import anthropic as an
 from modelpool.protocols import openai_chat as oc
@@ -57,11 +57,7 @@ INGRESSES = {
 
 
 def client_key_ok(gw: Gateway, headers: dict[str, str]) -> bool:
-    keys = gw.runtime.config.server.api_keys
-    if not keys:
-        return True
-    presented = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ").strip()
-    return any(hmac.compare_digest(presented.encode(), k.encode()) for k in keys)
+    return gw.accounts.authenticate(headers) is not None  # plain strings and key objects (SPEC §14)
 
 
 async def handle_call(gw: Gateway, ingress: Ingress, scope: Scope, receive: Receive, send: Send) -> None:
@@ -83,13 +79,20 @@ async def _serve(
     gw: Gateway, ingress: Ingress, trace: CallTrace, headers: dict[str, str], receive: Receive, send: Send
 ) -> None:
     try:
-        if not client_key_ok(gw, headers):
+        key = gw.accounts.authenticate(headers)
+        if key is None:
             raise ClientError(401, "invalid or missing API key", type="authentication_error")
         body = await read_body(receive, headers, gw.runtime.config.server.max_body)
         call = gw.prepare(ingress.name, ingress.parse(body), headers)
+        if isinstance(key, ClientKey):
+            trace.key = key.label
+            if key.limited:  # SPEC §14: refused here, before any upstream attempt
+                trace.ticket = await gw.accounts.admit(key, call)
     except ClientError as err:
         trace.status, trace.outcome = err.status, "rejected"
-        await send_bytes(send, err.status, ingress.client_error(err), [trace.header])
+        refused = isinstance(err, Refused)
+        body = err.body(ingress.name) if refused else ingress.client_error(err)
+        await send_bytes(send, err.status, body, [trace.header, *(err.headers() if refused else ())])
         return
     trace.call = call
     watch = DisconnectWatch(receive)

@@ -20,6 +20,7 @@ from modelpool.aggregators import RoutingRecord, find_routing, inject_order
 from modelpool.health.classify import FailureKind, classify
 from modelpool.protocols import openai_chat as oc
 from modelpool.protocols.effort import nearest_effort, write_effort
+from modelpool.protocols.mapping import usage_from_openai
 from modelpool.protocols.sse import SSEEvent, SSEParser
 from modelpool.routing.call import Call, Candidate
 from modelpool.upstream.client import AttemptFailure, UpstreamClient
@@ -227,6 +228,7 @@ class OpenAIStreamRelay:
         await self._ensure_started()
         self.committed = True
         out.extend(held)
+        self.state.add_usage(None, usage_from_openai(next((i.usage for i in tail if i.usage), None)))
         for i, info in enumerate(tail):
             if info.usage:
                 self.usage = info.usage
@@ -260,6 +262,7 @@ class OpenAIOnceRelay:
         """The upstream body as received, unless an inline switch notice must go before the answer."""
         if state.current is not None:
             state.effort = route_effort(self.call, state.current)
+        state.add_usage(None, usage_from_openai(self.obj.get("usage") if isinstance(self.obj, dict) else None))
         notice = state.notice()
         if notice is None or not isinstance(self.obj, dict):
             return self.body

@@ -20,6 +20,7 @@ from modelpool.aggregators import RoutingRecord, find_routing, inject_order
 from modelpool.health.classify import FailureKind
 from modelpool.protocols.effort import nearest_effort, write_effort
 from modelpool.protocols.errors import ClientError
+from modelpool.protocols.mapping import usage_from_anthropic, usage_from_openai
 from modelpool.protocols.sse import SSEParser
 from modelpool.protocols.translate_body import MalformedUpstreamBody, translate_body
 from modelpool.protocols.translate_request import (
@@ -188,6 +189,7 @@ class TranslatingStreamRelay:
                 raise AttemptFailure(in_stream_failure_kind(str(exc)), str(exc)) from None
             if t.upstream_done:
                 self.routing = find_routing(t.upstream_extra) or self.routing
+                self.state.add_usage(None, t.usage)
                 t.set_metadata(self.state.metadata())
                 out.append(t.finish())
                 await self._send(out, final=True)
@@ -258,6 +260,8 @@ class TranslatingOnceRelay:
     def final_body(self, state: WalkState) -> bytes:
         assert self.obj is not None
         state.effort = self.effort
+        usage = self.obj.get("usage")
+        state.add_usage(None, (usage_from_anthropic if self.upstream == "anthropic" else usage_from_openai)(usage))
         out = translate_body(
             self.obj,
             self.upstream,
