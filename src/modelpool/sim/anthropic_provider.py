@@ -36,9 +36,9 @@ def signature(plan: Plan) -> str:
 
 def _usage(plan: Plan) -> dict[str, Any]:
     return {
-        "input_tokens": plan.prompt_tokens,
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
+        "input_tokens": plan.prompt_tokens - plan.cached - plan.cache_write,
+        "cache_creation_input_tokens": plan.cache_write,
+        "cache_read_input_tokens": plan.cached,
         "output_tokens": plan.completion_tokens,
     }
 

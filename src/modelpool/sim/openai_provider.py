@@ -30,8 +30,9 @@ def usage(plan: Plan) -> dict[str, Any]:
         "prompt_tokens": plan.prompt_tokens,
         "completion_tokens": completion,
         "total_tokens": plan.prompt_tokens + completion,
-        "prompt_tokens_details": {"cached_tokens": 0},
+        "prompt_tokens_details": {"cached_tokens": plan.cached},
         "completion_tokens_details": {"reasoning_tokens": len(plan.reasoning)},
+        **({"cache_creation_input_tokens": plan.cache_write} if plan.cache_write else {}),
     }
 
 

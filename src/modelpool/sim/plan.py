@@ -36,6 +36,8 @@ class Plan:
     finish: str  # OpenAI vocabulary: stop | length | tool_calls
     prompt_tokens: int
     speed: Speed
+    cached: int = 0  # of prompt_tokens: cache reads
+    cache_write: int = 0  # of prompt_tokens: cache writes
 
     @property
     def completion_tokens(self) -> int:
@@ -73,6 +75,13 @@ def reasoning_count(model: SimModel, req: CallRequest) -> int:
 
 def make_plan(provider_id: str, model: SimModel, req: CallRequest, speed: Speed) -> Plan:
     """`provider_id` is the tag written into the text (the sim provider that answers)."""
+    plan = _make_plan(provider_id, model, req, speed)
+    plan.cached = min(model.cache_read_tokens, plan.prompt_tokens)
+    plan.cache_write = min(model.cache_write_tokens, plan.prompt_tokens - plan.cached)
+    return plan
+
+
+def _make_plan(provider_id: str, model: SimModel, req: CallRequest, speed: Speed) -> Plan:
     reasoning = reasoning_tokens(provider_id, req.model, reasoning_count(model, req))
     if req.tool_turn:
         return Plan(

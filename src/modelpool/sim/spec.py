@@ -101,6 +101,9 @@ class SimModel:
     context_window: int | None = None
     efforts: list[str] | None = None
     declared_type: str | None = "language"
+    # Prompt caching as reported in usage (issue #19): this many prompt tokens are cache reads / writes.
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 @dataclass

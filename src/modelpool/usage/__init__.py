@@ -8,7 +8,7 @@ from typing import Any
 from modelpool.usage.book import UsageBook, utc_day
 from modelpool.usage.stores import MemoryUsageStore, RedisUsageStore, SqliteUsageStore, UsageStore
 
-__all__ = ["UsageBook", "create_usage_store", "utc_day"]
+__all__ = ["GROUPS", "UsageBook", "create_usage_store", "utc_day"]
 
 GROUPS = ("pool", "route", "key", "day")
 
