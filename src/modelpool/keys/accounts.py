@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from modelpool.keys.limits import Limits, Ticket
 from modelpool.keys.ring import ClientKey, KeyRing, presented_key
+from modelpool.pricing.expected import output_estimate
 from modelpool.usage import UsageBook, create_usage_store
 
 if TYPE_CHECKING:
@@ -17,8 +18,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEFAULT_OUTPUT_ESTIMATE = 1024  # output tokens a call without max_tokens is assumed to produce
-_MAX_FIELDS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
 
 
 class Accounts:
@@ -71,7 +70,7 @@ class Accounts:
     def estimate(self, call: Call, tokens_in: int, now: float) -> float:
         """The call's cost on its dearest priced route: estimated input at the uncached price plus
         `max_tokens` (else DEFAULT_OUTPUT_ESTIMATE) of output. 0 when no route of the pool is priced."""
-        out = next((v for f in _MAX_FIELDS if isinstance(v := call.body.get(f), int)), DEFAULT_OUTPUT_ESTIMATE)
+        out = output_estimate(call.body)
         usage = {"prompt_tokens": tokens_in, "completion_tokens": out}
         pricer = self.gw.runtime.prices().pricer(now)
         costs = [p.cost(usage) for r in call.pool.routes if (p := pricer(r.key)) is not None]
