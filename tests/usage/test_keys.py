@@ -22,6 +22,7 @@ from modelpool.sim import FleetSpec, FleetThread, SimModel, SimProvider
 
 PRICES = {"input": 2.0, "output": 8.0}
 MSG = [{"role": "user", "content": "count my spend please"}]
+LONG = [{"role": "user", "content": "a long prompt, so the estimate's JSON overhead is small " * 40}]
 
 
 @pytest.fixture(scope="module")
@@ -45,11 +46,11 @@ def config(ft: FleetThread, keys: list[Any], state: dict[str, Any] | None = None
     return cfg
 
 
-def one_call_cost(ft: FleetThread) -> float:
-    """What one MSG call with max_tokens=8 costs on oa (measured once through an open gateway)."""
+def one_call_cost(ft: FleetThread, messages: list[dict[str, str]] = MSG) -> float:
+    """What one call with max_tokens=8 costs on oa (measured once through an open gateway)."""
     with GatewayServer(config(ft, [])) as gw:
         raw = openai.OpenAI(base_url=gw.url + "/v1", api_key="x", max_retries=0).chat.completions.with_raw_response.create(
-            model="m1", messages=MSG, max_tokens=8
+            model="m1", messages=messages, max_tokens=8
         )
         raw.parse()
         return float(raw.headers["x-modelpool-cost"])
@@ -126,7 +127,7 @@ def test_rpm_tpm_and_pool_allowlist(ft: FleetThread) -> None:
 
 
 def test_twenty_concurrent_calls_against_a_budget_of_five(ft: FleetThread) -> None:
-    cost = one_call_cost(ft)
+    cost = one_call_cost(ft, LONG)
     key = {"key": "sk-burst", "name": "burst", "budget": {"usd": cost * 5, "per": "total"}}
     with GatewayServer(config(ft, [key])) as gw:
         ft.reset_calls()
@@ -136,7 +137,7 @@ def test_twenty_concurrent_calls_against_a_budget_of_five(ft: FleetThread) -> No
 
             async def one() -> int:
                 try:
-                    await client.chat.completions.create(model="m1", messages=MSG, max_tokens=8)
+                    await client.chat.completions.create(model="m1", messages=LONG, max_tokens=8)
                     return 200
                 except openai.RateLimitError:
                     return 429
@@ -145,8 +146,8 @@ def test_twenty_concurrent_calls_against_a_budget_of_five(ft: FleetThread) -> No
 
         codes = asyncio.run(burst())
         served = codes.count(200)
-        # The estimate (input by the gateway's chars/4 count, output = max_tokens) is a little above the
-        # real cost, so the reservations admit four or five of the twenty, never more than six.
+        # The estimate (input = body bytes / 4, output = max_tokens) is a little above the real cost, so
+        # the reservations admit four or five of the twenty, never more than six.
         assert 4 <= served <= 6 and codes.count(429) == 20 - served
         assert upstream_calls(ft) == served
         spent = httpx.get(gw.url + "/admin/keys", headers=gw.admin_headers()).json()["keys"][0]

@@ -59,11 +59,19 @@ class Accounts:
             return True
         return ring.match(presented_key(headers))
 
-    async def admit(self, key: ClientKey, call: Call) -> Ticket:
-        """Refuses (raises `Refused`) or reserves; only called for keys with limits."""
+    async def admit(self, key: ClientKey, call: Call, size: int | None = None) -> Ticket:
+        """Refuses (raises `Refused`) or reserves; only called for keys with limits. `size` is the
+        request body's length in bytes: a quarter of it estimates the input tokens (JSON syntax makes it
+        a slight overestimate, as a reservation should be) without walking the body; a call carrying
+        images, whose base64 bytes are not tokens, is counted by the body walk instead."""
         now = self.clock()
         needs_tokens = key.budget is not None or key.tpm is not None
-        tokens = call.est_tokens if needs_tokens else 0
+        if not needs_tokens:
+            tokens = 0
+        elif size is not None and not call.has_images:
+            tokens = size // 4
+        else:
+            tokens = call.est_tokens
         estimate = self.estimate(call, tokens, now) if key.budget is not None else 0.0
         return await self.limits.admit(key, call.pool.id, estimate, tokens, now)
 
@@ -71,10 +79,25 @@ class Accounts:
         """The call's cost on its dearest priced route: estimated input at the uncached price plus
         `max_tokens` (else DEFAULT_OUTPUT_ESTIMATE) of output. 0 when no route of the pool is priced."""
         out = output_estimate(call.body)
-        usage = {"prompt_tokens": tokens_in, "completion_tokens": out}
-        pricer = self.gw.runtime.prices().pricer(now)
-        costs = [p.cost(usage) for r in call.pool.routes if (p := pricer(r.key)) is not None]
-        return max(costs, default=0.0)
+        best = 0.0
+        for price in self._pool_prices(call.pool, now):
+            cost = tokens_in * price.input + out * price.output
+            if cost > best:
+                best = cost
+        return best
+
+    def _pool_prices(self, pool: Any, now: float) -> list[Any]:
+        """The prices in force for a pool's routes, worked out once a minute per runtime (a period or a
+        library window turns at a minute boundary)."""
+        memo = self.gw.runtime.memo
+        slot = ("pool_prices", pool.id)
+        found = memo.get(slot)
+        minute = int(now // 60)
+        if found is None or found[0] != minute:
+            book = self.gw.runtime.prices()
+            prices = [p for r in pool.routes if (p := book.price(r.key, now)) is not None]
+            found = memo[slot] = (minute, prices)
+        return found[1]  # type: ignore[no-any-return]
 
     def finish(self, label: str, ticket: Ticket | None, walker: Any, served: str | None) -> None:
         """The call ended (any outcome): usage and cost into the book, the budget settled."""

@@ -56,8 +56,22 @@ def iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+_periods: dict[tuple[str, int], tuple[str, float | None]] = {}
+
+
 def period_of(per: str, now: float) -> tuple[str, float | None]:
-    """(period id, when it resets) for a budget period, in UTC."""
+    """(period id, when it resets) for a budget period, in UTC; worked out once a minute (a datetime
+    round trip per call cost more than the rest of admission)."""
+    slot = (per, int(now // 60))
+    found = _periods.get(slot)
+    if found is None:
+        if len(_periods) > 64:
+            _periods.clear()
+        found = _periods[slot] = _period_of(per, now)
+    return found
+
+
+def _period_of(per: str, now: float) -> tuple[str, float | None]:
     dt = datetime.fromtimestamp(now, UTC)
     if per == "day":
         start = dt.replace(hour=0, minute=0, second=0, microsecond=0)

@@ -87,7 +87,7 @@ async def _serve(
         if isinstance(key, ClientKey):
             trace.key = key.label
             if key.limited:  # SPEC §14: refused here, before any upstream attempt
-                trace.ticket = await gw.accounts.admit(key, call)
+                trace.ticket = await gw.accounts.admit(key, call, len(body))
     except ClientError as err:
         trace.status, trace.outcome = err.status, "rejected"
         refused = isinstance(err, Refused)
