@@ -42,17 +42,27 @@ def gateway() -> Gateway:
         "state": {"backend": "memory"},
         "holidays": {"source": "bundled"},
         "providers": [
-            {"id": p, "base_url": "http://127.0.0.1:9/v1", "api_key": "x", "models": ["m1"],
-             "prices": {"input": 0.3 * (i + 1), "cached_input": 0.03, "output": 1.2}}
+            {
+                "id": p,
+                "base_url": "http://127.0.0.1:9/v1",
+                "api_key": "x",
+                "models": ["m1"],
+                "prices": {"input": 0.3 * (i + 1), "cached_input": 0.03, "output": 1.2},
+            }
             for i, p in enumerate(("alpha", "beta", "gamma"))
-        ],  # fmt: skip
+        ],
         "server": {
             "api_keys": [
                 "sk-plain",
-                {"key": "sk-team", "name": "team", "budget": {"usd": 1e9, "per": "day"}, "rpm": 10**9,
-                 "tpm": 10**12},
+                {
+                    "key": "sk-team",
+                    "name": "team",
+                    "budget": {"usd": 1e9, "per": "day"},
+                    "rpm": 10**9,
+                    "tpm": 10**12,
+                },
             ]
-        },  # fmt: skip
+        },
     }
     return Gateway(load_config(cfg), env={})
 
@@ -79,7 +89,9 @@ async def run(gw: Gateway, calls: int, key: ClientKey | None, account: bool) -> 
         state.pricer = rt.prices().pricer(gw.clock())
         state.add_usage(route, USAGE)
         accounts.finish(key.label if key else "-", ticket, _Walker(state), route)
-        gw.observer.tally._add(gw.observer.tally.counters["modelpool_cost_usd"], (call.pool.id, route, "-"), 1.0)
+        gw.observer.tally._add(
+            gw.observer.tally.counters["modelpool_cost_usd"], (call.pool.id, route, "-"), 1.0
+        )
     return (time.process_time() - t0) / calls * 1e6
 
 

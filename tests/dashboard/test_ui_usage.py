@@ -72,7 +72,8 @@ def test_usage_page_draws_spend_per_day_and_route_with_the_api_figures(
         assert heights[0] > 0 and heights[1] > 0  # drawn, in proportion to the spend
         assert heights[0] / heights[1] == pytest.approx(days[0]["cost_usd"] / days[1]["cost_usd"], rel=1e-3)
         for r in routes:
-            assert float(page.locator(f'#usage-route-chart rect[data-route="{r["route"]}"]').get_attribute("data-cost")) == pytest.approx(r["cost_usd"])  # fmt: skip
+            bar = page.locator(f'#usage-route-chart rect[data-route="{r["route"]}"]')
+            assert float(bar.get_attribute("data-cost")) == pytest.approx(r["cost_usd"])
         rows = page.locator("#usage-table tbody tr")
         expect(rows).to_have_count(len(routes))
         for r in routes:

@@ -14,6 +14,7 @@ import pytest
 
 from gateway_server import ADMIN_TOKEN, GatewayServer
 from modelpool.sim import FleetSpec, FleetThread, SimModel, SimProvider
+from replicas import wait_for
 
 # Wednesday 2026-11-25: 02:00 UTC is 10:00 in Beijing (peak, and inside DeepSeek's 01:00-04:00 UTC
 # window); 12:00 UTC is 20:00 (off-peak).
@@ -61,6 +62,11 @@ def served(gw: GatewayServer, session: str) -> tuple[str, list[dict[str, Any]]]:
     return raw.headers["x-modelpool-route"], plan["candidates"]
 
 
+def library_priced(gw: GatewayServer) -> bool:
+    routes = httpx.get(gw.url + "/admin/prices", headers=gw.admin_headers()).json()["routes"]
+    return any(r["route"] == "deepseek/" + MODEL and r["pricing"] for r in routes)
+
+
 def test_config_period_prices_beat_the_hint_and_flip_with_the_period(ft: FleetThread) -> None:
     prices = {
         "deepseek": {"source": "off"},  # only the hint: ranks after every priced route
@@ -84,6 +90,7 @@ def test_the_price_library_knows_deepseeks_own_off_peak_windows(ft: FleetThread)
     prices = {"flat": {"input": 0.2, "output": 0.9}, "dayrate": {"source": "off"}}
     clock = Clock(OFF_AT)
     with GatewayServer(config(ft, **prices), clock=clock) as gw:
+        wait_for(lambda: library_priced(gw), what="genai-prices loaded (a thread at start-up)")
         route, cands = served(gw, "lib-off")
         assert route == "deepseek/" + MODEL  # genai-prices: 0.15 in / 0.6 out off-peak
         assert "genai-prices deepseek/deepseek-v4-flash" in cands[0]["why"][-1]

@@ -58,7 +58,12 @@ def config(ft: FleetThread, order: list[str]) -> dict[str, Any]:
         if p["id"] == "oa":
             p["prices"] = OA
         elif p["id"] == "an":
-            p["model_info"] = {"m*": {**p.get("model_info", {}).get("m1", {}), "prices": {"peak": AN_PEAK, "off_peak": AN_OFF}}}
+            p["model_info"] = {
+                "m*": {
+                    **p.get("model_info", {}).get("m1", {}),
+                    "prices": {"peak": AN_PEAK, "off_peak": AN_OFF},
+                }
+            }
         else:
             p["prices"] = {"input": 100.0, "output": 100.0}
     cfg["pool"] = {"strategy": "priority", "provider_order": order, "retry_backoff": "1ms", "sticky": False}
@@ -130,7 +135,9 @@ def test_chat_streamed_cost_on_the_final_chunk(ft: FleetThread) -> None:
 
 
 @pytest.mark.parametrize("at,prices", [(PEAK_AT, AN_PEAK), (OFF_AT, AN_OFF)], ids=["peak", "off-peak"])
-def test_messages_cache_reads_and_writes_at_the_period_price(ft: FleetThread, at: float, prices: dict) -> None:
+def test_messages_cache_reads_and_writes_at_the_period_price(
+    ft: FleetThread, at: float, prices: dict
+) -> None:
     with GatewayServer(config(ft, ["an"]), clock=Clock(at)) as gw:
         client = anthropic.Anthropic(base_url=gw.url, api_key="x", max_retries=0)
         raw = client.messages.with_raw_response.create(model="m1", max_tokens=50, messages=MSG)
@@ -145,7 +152,9 @@ def test_messages_cache_reads_and_writes_at_the_period_price(ft: FleetThread, at
             events = list(s)
         delta = next(e for e in events if e.type == "message_delta").model_dump()
         final = s.get_final_message()
-        assert delta["modelpool"]["cost"] == pytest.approx(expected(prices, anthropic_usage(final.usage)), rel=1e-9)
+        assert delta["modelpool"]["cost"] == pytest.approx(
+            expected(prices, anthropic_usage(final.usage)), rel=1e-9
+        )
 
 
 def test_responses_streamed_and_not(ft: FleetThread) -> None:
@@ -154,8 +163,13 @@ def test_responses_streamed_and_not(ft: FleetThread) -> None:
         raw = client.responses.with_raw_response.create(model="m1", input="what does this cost? " * 8)
         resp = raw.parse()
         u = resp.usage.model_dump()
-        usage = {"prompt": u["input_tokens"], "cached": u["input_tokens_details"]["cached_tokens"],
-                 "written": u["input_tokens_details"].get("cache_write_tokens") or 0, "output": u["output_tokens"]}  # fmt: skip
+        details = u["input_tokens_details"]
+        usage = {
+            "prompt": u["input_tokens"],
+            "cached": details["cached_tokens"],
+            "written": details.get("cache_write_tokens") or 0,
+            "output": u["output_tokens"],
+        }
         assert float(raw.headers["x-modelpool-cost"]) == pytest.approx(expected(OA, usage), rel=1e-9)
         events = list(client.responses.create(model="m1", input="what does this cost? " * 8, stream=True))
         done = events[-1].model_dump()

@@ -29,9 +29,15 @@ LONG = [{"role": "user", "content": "a long prompt, so the estimate's JSON overh
 def ft() -> Iterator[FleetThread]:
     spec = FleetSpec(
         [
-            SimProvider("oa", models=[SimModel("m1", output_tokens=8), SimModel("other", output_tokens=8)],
-                        ttft=0.002, tps=5000.0),  # fmt: skip
-            SimProvider("an", kind="anthropic", models=[SimModel("m1", output_tokens=8)], ttft=0.002, tps=5000.0),
+            SimProvider(
+                "oa",
+                models=[SimModel("m1", output_tokens=8), SimModel("other", output_tokens=8)],
+                ttft=0.002,
+                tps=5000.0,
+            ),
+            SimProvider(
+                "an", kind="anthropic", models=[SimModel("m1", output_tokens=8)], ttft=0.002, tps=5000.0
+            ),
         ]
     )
     with FleetThread(spec) as fleet:
@@ -39,7 +45,9 @@ def ft() -> Iterator[FleetThread]:
 
 
 def config(ft: FleetThread, keys: list[Any], state: dict[str, Any] | None = None) -> dict[str, Any]:
-    cfg = ft.to_config(state=state or {"backend": "memory"}, server={"admin_token": ADMIN_TOKEN, "api_keys": keys})
+    cfg = ft.to_config(
+        state=state or {"backend": "memory"}, server={"admin_token": ADMIN_TOKEN, "api_keys": keys}
+    )
     for p in cfg["providers"]:
         p["prices"] = PRICES
     cfg["pool"] = {"strategy": "priority", "provider_order": ["oa"], "sticky": False}
@@ -49,9 +57,9 @@ def config(ft: FleetThread, keys: list[Any], state: dict[str, Any] | None = None
 def one_call_cost(ft: FleetThread, messages: list[dict[str, str]] = MSG) -> float:
     """What one call with max_tokens=8 costs on oa (measured once through an open gateway)."""
     with GatewayServer(config(ft, [])) as gw:
-        raw = openai.OpenAI(base_url=gw.url + "/v1", api_key="x", max_retries=0).chat.completions.with_raw_response.create(
-            model="m1", messages=messages, max_tokens=8
-        )
+        raw = openai.OpenAI(
+            base_url=gw.url + "/v1", api_key="x", max_retries=0
+        ).chat.completions.with_raw_response.create(model="m1", messages=messages, max_tokens=8)
         raw.parse()
         return float(raw.headers["x-modelpool-cost"])
 

@@ -65,7 +65,9 @@ def test_usage_sums_agree_across_replicas_and_survive_their_restart(
 
         wait_for(agreed, what="both replicas reporting the five calls")
         report = a.admin("GET", "/admin/usage?group_by=key")
-        assert report["rows"][0]["key"].startswith("key-") and report["total"]["cost_usd"] == pytest.approx(total)
+        assert report["rows"][0]["key"].startswith("key-") and report["total"]["cost_usd"] == pytest.approx(
+            total
+        )
     finally:
         a.stop()
         b.stop()

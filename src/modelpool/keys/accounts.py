@@ -3,6 +3,7 @@ every call used and cost (the usage book), tied to the call's start and end."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-
 class Accounts:
     def __init__(self, gw: Gateway, clock: Callable[[], float]) -> None:
         self.gw = gw
@@ -31,16 +31,31 @@ class Accounts:
 
             shared = RedisBudgets(gw.state.url, gw.state.keys.prefix)  # type: ignore[attr-defined]
         self.limits = Limits(shared)
+        self._warm: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         await self.usage.start()
+        if self.gw.runtime.config.prices.source != "off":
+            self._warm = asyncio.create_task(self._warm_prices(), name="modelpool-prices")
         if self.limits.shared is None and self.keyring().keys:
             try:
                 self.limits.load(await self.usage.rows(), self.clock())
             except Exception as exc:  # a broken store must not keep the gateway from serving
                 log.warning("usage: could not read past spend for budgets: %s", exc)
 
+    async def _warm_prices(self) -> None:
+        """Load the price library and resolve the routes' prices off the event loop (~1 s of CPU)."""
+        from modelpool.pricing import library
+
+        try:
+            await asyncio.to_thread(library.load)
+            await asyncio.to_thread(self.gw.runtime.prices().warm)
+        except Exception as exc:  # no library prices: config prices still apply
+            log.warning("prices: genai-prices could not be loaded: %s", exc)
+
     async def close(self) -> None:
+        if self._warm is not None:
+            self._warm.cancel()
         await self.usage.close()
         if self.limits.shared is not None:
             await self.limits.shared.close()
@@ -52,7 +67,7 @@ class Accounts:
             ring = memo["keyring"] = KeyRing(self.gw.runtime.config.server.api_keys)
         return ring
 
-    def authenticate(self, headers: dict[str, str]) -> ClientKey | None | bool:
+    def authenticate(self, headers: dict[str, str]) -> ClientKey | bool | None:
         """The caller's key; True when no keys are configured (open gateway); None for a wrong key."""
         ring = self.keyring()
         if not ring.required:

@@ -39,7 +39,9 @@ class Refused(ClientError):
         if self.resets_at is not None:
             extra["resets_at"] = iso(self.resets_at)
         if ingress == "anthropic":
-            return orjson.dumps({"type": "error", "error": {"type": self.type, "message": self.message, **extra}})
+            return orjson.dumps(
+                {"type": "error", "error": {"type": self.type, "message": self.message, **extra}}
+            )
         error = {"message": self.message, "type": self.type, "param": None, "code": self.type, **extra}
         return orjson.dumps({"error": error})
 
@@ -119,8 +121,11 @@ class Limits:
         _now_hint[0] = now
         if not key.may_use(pool):
             raise Refused(
-                403, "forbidden", f"key {key.label!r} may not use pool {pool!r} (allowed: "
-                f"{', '.join(key.pools or ())})", "pools", None
+                403,
+                "forbidden",
+                f"key {key.label!r} may not use pool {pool!r} (allowed: {', '.join(key.pools or ())})",
+                "pools",
+                None,
             )
         minute = int(now // 60)
         if key.budget is not None and self.shared is not None:
@@ -205,15 +210,20 @@ def rate_check(key: ClientKey, requests: int, used_tokens: int, tokens: int, min
     resets = (minute + 1) * 60.0
     if key.rpm is not None and requests + 1 > key.rpm:
         raise Refused(
-            429, "rate_limited", f"key {key.label!r}: rpm {key.rpm} reached; resets at {iso(resets)}",
-            f"rpm {key.rpm}", resets,
+            429,
+            "rate_limited",
+            f"key {key.label!r}: rpm {key.rpm} reached; resets at {iso(resets)}",
+            f"rpm {key.rpm}",
+            resets,
         )
     if key.tpm is not None and used_tokens + tokens > key.tpm:
         raise Refused(
-            429, "rate_limited",
+            429,
+            "rate_limited",
             f"key {key.label!r}: tpm {key.tpm} would be exceeded ({used_tokens} used this minute, this call "
             f"~{tokens}); resets at {iso(resets)}",
-            f"tpm {key.tpm}", resets,
+            f"tpm {key.tpm}",
+            resets,
         )
 
 

@@ -32,7 +32,9 @@ class ClientKey:
     @property
     def limited(self) -> bool:
         """True when admission has anything to check (the plain key costs nothing per call)."""
-        return self.budget is not None or self.rpm is not None or self.tpm is not None or self.pools is not None
+        return (
+            self.budget is not None or self.rpm is not None or self.tpm is not None or self.pools is not None
+        )
 
     def may_use(self, pool_id: str) -> bool:
         return self.pools is None or any(glob_match(p, pool_id) for p in self.pools)

@@ -136,7 +136,9 @@ class Tally:
             self._observe("modelpool_gateway_overhead_seconds", (trace.ingress,), overhead)
         cost = getattr(trace.walker.state, "cost", None) if trace.walker is not None else None
         if cost:
-            self._add(self.counters["modelpool_cost_usd"], (call.pool.id if call else "", route, trace.key), cost)
+            self._add(
+                self.counters["modelpool_cost_usd"], (call.pool.id if call else "", route, trace.key), cost
+            )
         tin, tout = usage_tokens(trace.relay)
         if tin:
             self._add(self.counters["modelpool_input_tokens"], key, tin)

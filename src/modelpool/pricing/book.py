@@ -19,6 +19,7 @@ from modelpool.pricing import library
 from modelpool.pricing.prices import FixedPricing, PeriodPricing, Price, RoutePricing
 
 _MISSING = object()
+_NOT_YET: Any = object()
 
 
 class PriceBook:
@@ -39,8 +40,17 @@ class PriceBook:
     def pricing(self, route_key: str) -> RoutePricing | None:
         found = self._memo.get(route_key, _MISSING)
         if found is _MISSING:
-            found = self._memo[route_key] = self._resolve(route_key)
+            found = self._resolve(route_key)
+            if found is not _NOT_YET:
+                self._memo[route_key] = found
+            else:
+                found = None  # the library is still loading: no price for now, asked again next time
         return found  # type: ignore[return-value]
+
+    def warm(self) -> None:
+        """Resolve every route now (a worker thread at start-up: library look-ups cost milliseconds)."""
+        for key in list(self.routes):
+            self.pricing(key)
 
     def price(self, route_key: str, now: float) -> Price | None:
         """The price in force at `now` (epoch seconds) for a route, or None (unknown: no cost)."""
@@ -82,7 +92,7 @@ class PriceBook:
 
     # ---- resolution -------------------------------------------------------------------------
 
-    def _resolve(self, route_key: str) -> RoutePricing | None:
+    def _resolve(self, route_key: str) -> Any:
         route = self.routes.get(route_key)
         if route is None:
             return None
@@ -103,6 +113,8 @@ class PriceBook:
             return None
         if not self._library:
             return None
+        if not library.ready():
+            return _NOT_YET
         return library.lookup(provider.id, provider.kind, provider.base_url, route.model_id)
 
 

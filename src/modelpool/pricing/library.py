@@ -31,6 +31,16 @@ def _snap() -> Any:
     return _snapshot
 
 
+def ready() -> bool:
+    """Loading the library's data takes about a second of CPU: it happens in a thread at start-up
+    (`load`), and until it is done a route has no library price yet (asked again later)."""
+    return _snapshot is not None
+
+
+def load() -> None:
+    _snap()
+
+
 def lookup(provider_id: str, kind: str, base_url: str, model_id: str) -> RoutePricing | None:
     """The library's prices for one route, or None when it does not know the route."""
     try:

@@ -198,7 +198,9 @@ def _paths() -> dict[str, Any]:
             "get": _op(
                 "Calls, tokens and cost summed by pool, route, client key or day (SPEC §14)",
                 params=[
-                    _query("group_by", {"type": "string", "enum": ["pool", "route", "key", "day"]}, "grouping"),
+                    _query(
+                        "group_by", {"type": "string", "enum": ["pool", "route", "key", "day"]}, "grouping"
+                    ),
                     _query("since", {"type": "string"}, "ISO 8601 date or time (UTC day, inclusive)"),
                     _query("until", {"type": "string"}, "ISO 8601 date or time (UTC day, inclusive)"),
                 ],

@@ -90,9 +90,10 @@ async def _serve(
                 trace.ticket = await gw.accounts.admit(key, call, len(body))
     except ClientError as err:
         trace.status, trace.outcome = err.status, "rejected"
-        refused = isinstance(err, Refused)
-        body = err.body(ingress.name) if refused else ingress.client_error(err)
-        await send_bytes(send, err.status, body, [trace.header, *(err.headers() if refused else ())])
+        if isinstance(err, Refused):  # a key's limit (SPEC §14): type, limit and reset in the body
+            await send_bytes(send, err.status, err.body(ingress.name), [trace.header, *err.headers()])
+            return
+        await send_bytes(send, err.status, ingress.client_error(err), [trace.header])
         return
     trace.call = call
     watch = DisconnectWatch(receive)

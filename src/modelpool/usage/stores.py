@@ -185,10 +185,10 @@ def group(rows: Iterable[Row], by: str) -> list[dict[str, Any]]:
     sums: dict[str, list[float]] = {}
     for row in rows:
         values = row[4]
-        acc = sums.setdefault(row[index], [0.0] * len(METRICS))
+        acc = sums.setdefault(str(row[index]), [0.0] * len(METRICS))
         for i, v in enumerate(values):
             acc[i] += v
-    out = [
+    out: list[dict[str, Any]] = [
         {
             by: name,
             "calls": int(v[0]),

@@ -262,7 +262,9 @@ class OpenAIOnceRelay:
         """The upstream body as received, unless an inline switch notice must go before the answer."""
         if state.current is not None:
             state.effort = route_effort(self.call, state.current)
-        state.add_usage(None, usage_from_openai(self.obj.get("usage") if isinstance(self.obj, dict) else None))
+        state.add_usage(
+            None, usage_from_openai(self.obj.get("usage") if isinstance(self.obj, dict) else None)
+        )
         notice = state.notice()
         if notice is None or not isinstance(self.obj, dict):
             return self.body

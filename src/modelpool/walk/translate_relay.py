@@ -261,7 +261,9 @@ class TranslatingOnceRelay:
         assert self.obj is not None
         state.effort = self.effort
         usage = self.obj.get("usage")
-        state.add_usage(None, (usage_from_anthropic if self.upstream == "anthropic" else usage_from_openai)(usage))
+        state.add_usage(
+            None, (usage_from_anthropic if self.upstream == "anthropic" else usage_from_openai)(usage)
+        )
         out = translate_body(
             self.obj,
             self.upstream,
