@@ -11,8 +11,7 @@ import pytest
 from modelpool.config import ConfigError, load_config
 from modelpool.gateway import Gateway
 from modelpool.keys.limits import period_of
-from modelpool.pricing import Price
-from modelpool.pricing import library
+from modelpool.pricing import Price, library
 
 PEAK_AT = datetime(2026, 11, 25, 2, 0, tzinfo=UTC).timestamp()  # Wed 10:00 Beijing
 OFF_AT = datetime(2026, 11, 25, 12, 0, tzinfo=UTC).timestamp()  # Wed 20:00 Beijing
@@ -58,7 +57,7 @@ def test_model_info_beats_provider_beats_library_and_off_turns_it_off() -> None:
                 "p",
                 prices={"input": 1.0, "output": 2.0},
                 model_info={"big-*": {"prices": {"input": 3.0, "output": 9.0}}},
-            ),  # fmt: skip
+            ),
             provider("q", prices={"source": "off"}),
             provider("openai", base_url="https://api.openai.com/v1", models=["gpt-4o"]),
         ]
