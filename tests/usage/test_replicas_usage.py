@@ -107,3 +107,19 @@ def test_one_budget_holds_across_two_replicas_under_concurrency(
     finally:
         a.stop()
         b.stop()
+
+
+def test_a_budget_key_is_served_while_redis_is_down(setup: tuple[FleetThread, RedisServer]) -> None:
+    """SPEC §9: a call never hangs on the state backend; the replica counts the key's spend locally."""
+    from gateway_server import GatewayServer
+
+    ft, redis = setup
+    cfg = _config(ft, redis.url, budget=1.0)
+    with GatewayServer(cfg) as gw:
+        r = Replica.__new__(Replica)  # only `url` is read by _call
+        r.url = gw.url
+        assert _call(r, "sk-shared") is not None  # through Redis
+        redis.kill()
+        assert _call(r, "sk-shared") is not None  # Redis gone: admitted on local counts, not a 500
+        keys = gw.gateway.accounts.limits
+        assert keys._degraded

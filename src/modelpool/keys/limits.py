@@ -25,6 +25,8 @@ from modelpool.protocols.errors import ClientError
 
 log = logging.getLogger(__name__)
 
+SHARED_WAIT = 0.25  # seconds a budget key's admission waits for Redis before counting locally
+
 
 class Refused(ClientError):
     """429 (a limit) or 403 (a pool the key may not use), naming the limit and when it resets."""
@@ -104,6 +106,7 @@ class Limits:
         self.reserved: dict[tuple[str, str], float] = {}
         self.windows: dict[str, list[int]] = {}  # key label → [minute, requests, tokens]
         self.shared = shared  # a RedisBudgets when budgets are shared across replicas
+        self._degraded = False
 
     def load(self, rows: list[tuple[str, str, str, str, list[float]]], now: float) -> None:
         """Spend of past calls from the usage rows (memory/sqlite): today, this month, in total."""
@@ -129,7 +132,20 @@ class Limits:
             )
         minute = int(now // 60)
         if key.budget is not None and self.shared is not None:
-            return await self.shared.admit(key, estimate, tokens, now, minute)
+            try:
+                async with asyncio.timeout(SHARED_WAIT):
+                    shared_ticket: Ticket = await self.shared.admit(key, estimate, tokens, now, minute)
+            except Refused:
+                raise
+            except Exception as exc:
+                # Redis unreachable: a call never hangs on the state backend (SPEC §9). This replica
+                # counts the key's spend locally until Redis answers again.
+                if not self._degraded:
+                    log.warning("limits: shared budgets unavailable, counting locally: %s", exc)
+                self._degraded = True
+            else:
+                self._degraded = False
+                return shared_ticket
         self._rate(key, tokens, now, minute)
         ticket = Ticket(key, tokens=tokens, minute=minute)
         if key.budget is not None:

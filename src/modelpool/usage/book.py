@@ -33,6 +33,7 @@ class UsageBook:
         self._task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         self._day_cache: tuple[int, str] = (-1, "")
+        self._failing = False
 
     def day(self, now: float) -> str:
         minute = int(now // 60)
@@ -77,7 +78,13 @@ class UsageBook:
             try:
                 await self.flush()
             except Exception as exc:  # kept for the next tick; the store may come back
-                log.warning("usage: could not write to the %s store: %s", self.store.name, exc)
+                if not self._failing:  # log on the transition only: this loop retries every second
+                    log.warning("usage: could not write to the %s store: %s", self.store.name, exc)
+                self._failing = True
+            else:
+                if self._failing:
+                    log.info("usage: the %s store takes writes again", self.store.name)
+                self._failing = False
 
     async def flush(self) -> None:
         async with self._lock:
