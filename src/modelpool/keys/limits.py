@@ -25,8 +25,6 @@ from modelpool.protocols.errors import ClientError
 
 log = logging.getLogger(__name__)
 
-SHARED_WAIT = 0.25  # seconds a budget key's admission waits for Redis before counting locally
-
 
 class Refused(ClientError):
     """429 (a limit) or 403 (a pool the key may not use), naming the limit and when it resets."""
@@ -133,8 +131,9 @@ class Limits:
         minute = int(now // 60)
         if key.budget is not None and self.shared is not None:
             try:
-                async with asyncio.timeout(SHARED_WAIT):
-                    shared_ticket: Ticket = await self.shared.admit(key, estimate, tokens, now, minute)
+                # Bounded by the client's own timeouts (connect 0.25 s, reply 1 s): a refused connection
+                # fails at once; a slow but working Redis is waited for, so the budget still holds.
+                shared_ticket: Ticket = await self.shared.admit(key, estimate, tokens, now, minute)
             except Refused:
                 raise
             except Exception as exc:

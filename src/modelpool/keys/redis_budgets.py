@@ -48,7 +48,7 @@ class RedisBudgets:
     def __init__(self, url: str, prefix: str) -> None:
         import redis.asyncio as aioredis
 
-        self.client = aioredis.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0)
+        self.client = aioredis.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=0.25)
         self.prefix = prefix
         self._admit = self.client.register_script(ADMIT)
         self._settle = self.client.register_script(SETTLE)
