@@ -37,7 +37,7 @@ class Accounts:
         await self.usage.start()
         if self.gw.runtime.config.prices.source != "off":
             self._warm = asyncio.create_task(self._warm_prices(), name="modelpool-prices")
-        if self.limits.shared is None and self.keyring().keys:
+        if self.limits.shared is None:  # past spend for budgets (keys may be added by a later reload)
             try:
                 self.limits.load(await self.usage.rows(), self.clock())
             except Exception as exc:  # a broken store must not keep the gateway from serving
