@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from modelpool.catalog import Catalog
 from modelpool.config.schema import Config, PeriodCost, ProviderConfig
 from modelpool.periods import PeriodPolicy
 from modelpool.upstream.providers import ProviderEndpoint
+
+if TYPE_CHECKING:
+    from modelpool.pricing import PriceBook
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +83,17 @@ class Runtime:
             table = {key: self.cost(r.provider_id, peak=peak) for key, r in self.catalog.routes.items()}
             self.memo[("route_costs", peak)] = table
         return table
+
+    def prices(self) -> PriceBook:
+        """The `PriceBook` of this snapshot (SPEC §14), built on first use and kept with the snapshot."""
+        book: PriceBook | None = self.memo.get("prices")
+        if book is None:
+            from modelpool.pricing import PriceBook
+
+            book = self.memo["prices"] = PriceBook(
+                self.config, self.catalog.routes, lambda now: self.policy().is_peak(now)
+            )
+        return book
 
     def cache_lifetime(self, provider_id: str) -> float:
         p = self.providers.get(provider_id)

@@ -129,6 +129,39 @@ def models(
 
 
 @app.command()
+def usage(
+    by: Annotated[str, typer.Option("--by", help="pool | route | key | day")] = "pool",
+    since: Annotated[str | None, typer.Option("--since", help="ISO 8601 date or time (UTC day)")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="ISO 8601 date or time (UTC day)")] = None,
+    url: UrlOpt = None,
+    token: TokenOpt = None,
+    json: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Calls, tokens and cost by pool, route, client key or day."""
+    from urllib.parse import urlencode
+
+    from modelpool.cli.remote import admin_get
+    from modelpool.cli.render import print_json
+    from modelpool.cli.usage import render_usage
+
+    query = urlencode({k: v for k, v in {"group_by": by, "since": since, "until": until}.items() if v})
+    data = admin_get(f"/admin/usage?{query}", url, token, config)
+    print_json(data) if json else render_usage(data)
+
+
+@app.command()
+def keys(url: UrlOpt = None, token: TokenOpt = None, json: JsonOpt = False, config: ConfigOpt = None) -> None:
+    """Client keys by name or short hash, with their limits and spend."""
+    from modelpool.cli.remote import admin_get
+    from modelpool.cli.render import print_json
+    from modelpool.cli.usage import render_keys
+
+    data = admin_get("/admin/keys", url, token, config)
+    print_json(data) if json else render_keys(data)
+
+
+@app.command()
 def status(
     url: UrlOpt = None, token: TokenOpt = None, json: JsonOpt = False, config: ConfigOpt = None
 ) -> None:

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
+from modelpool.config.prices import ApiKey, PricesConfig, PriceSource
 from modelpool.config.units import parse_duration, parse_size
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
@@ -47,7 +48,7 @@ def _default_forward_headers() -> dict[Dialect, list[str]]:
 class ServerConfig(_Model):
     host: str = "127.0.0.1"
     port: int = Field(default=4000, ge=0, le=65535)
-    api_keys: list[str] = Field(default_factory=list)
+    api_keys: list[ApiKey] = Field(default_factory=list)  # strings, or objects with limits (SPEC §14)
     admin_token: str | None = None
     max_body: Size = 32 * 1024**2
     # Request headers a native attempt forwards to the upstream, per client dialect (glob patterns, case-
@@ -59,7 +60,9 @@ class ServerConfig(_Model):
     @classmethod
     def _drop_empty_keys(cls, v: Any) -> Any:
         # `api_keys: [${CLIENT_KEY}]` with the variable unset must not make "" a valid client key.
-        return [k for k in v if k != ""] if isinstance(v, list) else v
+        if not isinstance(v, list):
+            return v
+        return [k for k in v if k != "" and not (isinstance(k, dict) and k.get("key") == "")]
 
     @field_validator("admin_token", mode="before")
     @classmethod
@@ -89,6 +92,7 @@ class ModelInfo(_Model):
     efforts: list[Effort] | None = None
     input: list[Literal["text", "image", "audio", "file"]] | None = None
     tools: bool | None = None
+    prices: PricesConfig | None = None  # SPEC §14: this model's prices (USD per 1M tokens)
 
     @field_validator("efforts", mode="before")
     @classmethod
@@ -117,6 +121,7 @@ class ProviderConfig(_Model):
     weight: float = Field(default=1.0, ge=0)
     cost: CostHint | None = None
     cache_lifetime: Duration | None = None
+    prices: PricesConfig | None = None  # SPEC §14; `{source: off}`: no library prices for this provider
     headers: dict[str, str] = Field(default_factory=dict)
     dialects: list[Dialect] | None = None  # None: the kind's default (KIND_DIALECTS)
     base_urls: dict[Dialect, str] = Field(default_factory=dict)  # a dialect's own API root
@@ -400,6 +405,7 @@ class Config(_Model):
     gateway_ranking: GatewayRankingConfig = Field(default_factory=GatewayRankingConfig)
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
+    prices: PriceSource = Field(default_factory=PriceSource)  # `{source: off}`: no price library at all
 
     @field_validator("providers")
     @classmethod

@@ -28,6 +28,7 @@ from modelpool.config import (
     resolve_api_key,
     state_dir,
 )
+from modelpool.engine.accounts import Accounts
 from modelpool.engine.replica import ReplicaApplier, cursor_key
 from modelpool.events import EventBus, LastPlans, LiveRoute, SessionLog
 from modelpool.health.registry import HealthRegistry
@@ -149,6 +150,7 @@ class Engine:
         self.last_plans: LastPlans = LastPlans()
         self.started_at = time.time()
         self.observer: CallObserver = NoObserver()  # the HTTP face's metrics and call log (observe/)
+        self.accounts = Accounts(self, clock)  # client keys, limits, usage and cost (SPEC §14)
 
     # ---- construction -------------------------------------------------------------------------
 
@@ -184,6 +186,7 @@ class Engine:
         for key, value in (await self.state.load("counters")).items():
             self.replica("counters", key, value)
         await self._apply(self.loaded, rediscover=True)
+        await self.accounts.start()
         self.priors.warm(self.runtime)
         await self.calendar.start()
         if watch and self.loaded.path is not None:
@@ -202,6 +205,7 @@ class Engine:
         await self.calendar.stop()
         await self.aggregators.close()
         await self.client.close()
+        await self.accounts.close()
         await self.state.close()
         self.started = False
 
@@ -345,6 +349,7 @@ class Engine:
         walker = Walker(
             call, plan, rt.config.pool, self.sink, on_switch=on_switch, consent=consent if ask else None
         )
+        walker.state.pricer = rt.prices().pricer(self.clock())  # SPEC §14: prices at the call's start
         self.last_plans[call.session_id or ""] = plan
         return walker
 

@@ -44,6 +44,7 @@ class Observer:
     FLUSH_DELAY = 1.0  # multiprocess: a call's numbers reach the shared files within this many seconds
 
     def __init__(self, gw: Engine) -> None:
+        self.gw = gw
         self.mp_dir = multiprocess_dir()
         self.tally = Tally()
         self.in_flight = self.tally.in_flight
@@ -66,6 +67,7 @@ class Observer:
         try:
             trace.end()
             self.tally.record(trace)
+            self.gw.accounts.finish(trace.key, trace.ticket, trace.walker, trace.served)
             if call_log.isEnabledFor(logging.INFO):
                 fast = logs.fast_call_line
                 if fast is not None:
@@ -127,5 +129,7 @@ def call_fields(trace: CallTrace) -> dict[str, Any]:
         "tokens_in": tin,
         "tokens_out": tout,
         "ttft_ms": round(ttft * 1000, 1) if ttft is not None else None,
+        "key": trace.key,
+        "cost_usd": round(cost, 10) if (cost := getattr(state, "cost", None)) is not None else None,
         "total_ms": round(trace.total * 1000, 1),
     }

@@ -44,6 +44,11 @@ COUNTERS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "modelpool_input_tokens": ("Prompt tokens reported by the upstream, by serving route.", ("route",)),
     "modelpool_output_tokens": ("Completion tokens reported by the upstream, by serving route.", ("route",)),
+    "modelpool_cost_usd": (
+        "USD the upstreams billed for served calls (SPEC §14: usage × the prices in force at the call's "
+        "start, every attempt that reported usage), by pool, serving route and client key name.",
+        ("pool", "route", "key"),
+    ),
 }
 HISTOGRAMS: dict[str, tuple[str, tuple[str, ...], tuple[float, ...]]] = {
     "modelpool_ttft_seconds": (
@@ -129,6 +134,11 @@ class Tally:
         overhead = trace.overhead
         if overhead is not None:
             self._observe("modelpool_gateway_overhead_seconds", (trace.ingress,), overhead)
+        cost = getattr(trace.walker.state, "cost", None) if trace.walker is not None else None
+        if cost:
+            self._add(
+                self.counters["modelpool_cost_usd"], (call.pool.id if call else "", route, trace.key), cost
+            )
         tin, tout = usage_tokens(trace.relay)
         if tin:
             self._add(self.counters["modelpool_input_tokens"], key, tin)

@@ -64,6 +64,7 @@ class CallTrace:
         "attempts",
         "call",
         "ingress",
+        "key",
         "outcome",
         "relay",
         "request_id",
@@ -72,6 +73,7 @@ class CallTrace:
         "status",
         "t0",
         "t_end",
+        "ticket",
         "up_end",
         "up_start",
         "walker",
@@ -93,6 +95,8 @@ class CallTrace:
         self.t_end = 0.0
         self.served: str | None = None
         self.attempts: list[AttemptRecord] = []
+        self.key = "-"  # the client key's name or short hash (SPEC §14); "-" when keys are off
+        self.ticket: Any = None  # what admission reserved for a key with limits
 
     @property
     def header(self) -> tuple[bytes, bytes]:

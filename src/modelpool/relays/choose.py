@@ -16,7 +16,7 @@ from modelpool.health.classify import FailureKind
 from modelpool.relays.anthropic import AnthropicStream
 from modelpool.relays.client_stream import ClientStream
 from modelpool.relays.native import Emit, NativeStream, Start
-from modelpool.relays.once import NativeOnce
+from modelpool.relays.once import NativeOnce, normalized_usage
 from modelpool.relays.openai_chat import OpenAIStreamRelay
 from modelpool.relays.request import Order, Prepared, UpstreamRequest
 from modelpool.relays.responses import ResponsesStream
@@ -179,6 +179,7 @@ class CallOnceRelay(_Relay):
         state.effort = self.effort
         if not self.served_native:
             return self._translating.final_body(state)
+        state.add_usage(None, normalized_usage(self._native.dialect, self._native.usage))
         notice = state.notice()
         if notice is not None and self.call.ingress == "openai" and isinstance(self._native.obj, dict):
             from modelpool.protocols import openai_chat as oc

@@ -12,6 +12,7 @@ import orjson
 
 from modelpool.aggregators import RoutingRecord, find_routing
 from modelpool.health.classify import FailureKind, classify
+from modelpool.protocols.mapping import usage_from_anthropic, usage_from_openai
 from modelpool.relays.reads import read_body
 from modelpool.relays.request import Prepared
 from modelpool.upstream.client import AttemptFailure, UpstreamClient
@@ -44,6 +45,17 @@ async def post_and_read(client: UpstreamClient, prep: Prepared) -> bytes:
         raise AttemptFailure(FailureKind.NETWORK, f"{type(exc).__name__}: {exc}") from None
 
 
+def normalized_usage(dialect: str, usage: Any) -> dict[str, int] | None:
+    """A reply body's usage in `protocols.mapping`'s flat shape, whatever its dialect."""
+    if dialect == "anthropic":
+        return usage_from_anthropic(usage)
+    if dialect == "responses":
+        from modelpool.relays.responses import usage_from_responses
+
+        return usage_from_responses(usage)
+    return usage_from_openai(usage)
+
+
 def output_tokens(usage: Any) -> int | None:
     if not isinstance(usage, dict):
         return None
@@ -66,6 +78,7 @@ class NativeOnce:
         self.routing: RoutingRecord | None = None
         self.body: bytes = b""
         self.obj: Any = None
+        self.dialect = "openai"
 
     async def attempt(self, aggregator: bool, prep: Prepared) -> AttemptResult:
         t0 = time.monotonic()
@@ -76,7 +89,7 @@ class NativeOnce:
             obj = None
         if not is_reply(prep.dialect, obj):
             raise bad_body(obj, body)
-        self.body, self.obj = body, obj
+        self.body, self.obj, self.dialect = body, obj, prep.dialect
         # Only aggregators write routing records: a direct provider's body is not searched for one.
         self.routing = find_routing(obj) if aggregator else None
         return once_result(t0, obj.get("usage"))

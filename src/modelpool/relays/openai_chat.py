@@ -17,6 +17,7 @@ import orjson
 from modelpool.aggregators import find_routing
 from modelpool.health.classify import FailureKind
 from modelpool.protocols import openai_chat as oc
+from modelpool.protocols.mapping import usage_from_openai
 from modelpool.protocols.sse import SSEEvent, SSEParser
 from modelpool.relays.native import NativeStream
 from modelpool.relays.reads import UpstreamReads, in_stream_failure_kind, stream_result
@@ -108,6 +109,7 @@ class OpenAIStreamRelay(NativeStream):
         await self.ensure_started()
         self.cs.committed = True
         out.extend(held)
+        self.state.add_usage(None, usage_from_openai(next((i.usage for i in tail if i.usage), None)))
         for i, info in enumerate(tail):
             if info.usage:
                 self.usage = info.usage

@@ -216,6 +216,7 @@ class ResponsesStream(NativeStream):
             response = obj["response"] = {}
         self.usage = usage_from_responses(response.get("usage"))
         self.upstream_id = response.get("id") if isinstance(response.get("id"), str) else None
+        self.state.add_usage(None, self.usage)  # cost (SPEC §14), before the metadata that carries it
         if self.aggregator:
             self.routing = find_routing(response) or self.routing
         if a.rewrite:

@@ -22,7 +22,7 @@ from modelpool.protocols.translate_stream import StreamTranslator, UpstreamStrea
 from modelpool.relays.client_stream import ClientStream
 from modelpool.relays.continuity import resume_encoder, suspend_encoder
 from modelpool.relays.native import SSE_HEADERS, Emit, Start
-from modelpool.relays.once import bad_body, once_result, post_and_read
+from modelpool.relays.once import bad_body, normalized_usage, once_result, post_and_read
 from modelpool.relays.reads import UpstreamReads, drain, in_stream_failure_kind, stream_result
 from modelpool.relays.request import Prepared
 from modelpool.routing.call import Call, Candidate
@@ -139,6 +139,7 @@ class TranslatingStreamRelay:
             if t.upstream_done:
                 self.routing = find_routing(t.upstream_extra) or self.routing
                 self.usage = t.usage
+                self.state.add_usage(None, t.usage)
                 t.set_metadata(self.state.metadata())
                 out.append(t.finish())
                 await self._send(out, final=True)
@@ -199,6 +200,7 @@ class TranslatingOnce:
 
     def final_body(self, state: WalkState) -> bytes:
         assert self.obj is not None
+        state.add_usage(None, normalized_usage(self.upstream, self.obj.get("usage")))
         out = translate_body(
             self.obj,
             self.upstream,

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from modelpool.catalog.model import Pool, Route
+from modelpool.pricing.expected import expected_costs, output_estimate
 from modelpool.routing.call import Call, Candidate, Notes, Plan
 from modelpool.routing.fallback import fallback_candidates
 from modelpool.routing.narrowing import demote, narrow_for_images
@@ -91,16 +92,33 @@ class Planner:
         instead of ranking every route again."""
         strategy = rt.config.pool.strategy
         peak = strategy == "cheapest" and rt.policy().is_peak(now)  # cost hints per period
-        stamp = self._stamp(strategy, peak, call) if shared else None
+        # Prices make `cheapest` depend on this call (its size, its pin) and on the price library's own
+        # windows: such a ranking is computed per call, never memoised.
+        expected = self._expected(rt, call, eligible, now) if strategy == "cheapest" else None
+        stamp = self._stamp(strategy, peak, call) if shared and expected is None else None
         memo = rt.memo.get(("ranking", call.pool.id))
         if stamp is not None and memo is not None and memo[0] is eligible and memo[1] == stamp:
             return memo[2], memo[3]
         inp = self._strategy_input(rt, call, peak, self._cursor(rt, call, eligible, now))
+        inp.expected_cost = expected
         ordered = STRATEGIES[strategy](eligible, inp)
         order, whys = tuple([c for c, _ in ordered]), {c.key: why for c, why in ordered}
         if stamp is not None and not inp.priors_read:
             rt.memo[("ranking", call.pool.id)] = (eligible, stamp, order, whys)
         return order, whys
+
+    def _expected(
+        self, rt: Runtime, call: Call, eligible: Sequence[Candidate], now: float
+    ) -> Callable[[str], tuple[float, Why] | None] | None:
+        """`cheapest` by the expected cost of this call when any candidate has a price (SPEC §14)."""
+        book = rt.prices()
+        if not any(book.pricing(c.key) is not None for c in eligible):
+            return None
+        pinned = None
+        if rt.config.pool.sticky and call.session_id is not None and not call.purpose:
+            pin = self.pins.get(call.session_id, call.pool.id, now)
+            pinned = pin.route if pin is not None else None
+        return expected_costs(book.pricer(now), call.est_tokens, output_estimate(call.body), pinned)
 
     def _stamp(self, strategy: str, peak: bool, call: Call) -> tuple[int, bool, str] | None:
         """What a memoisable strategy's ranking depends on besides the runtime and the candidates: the

@@ -49,6 +49,8 @@ class StrategyInput:
     # Published stats change on their own, not with the measurements' version: a ranking that read them
     # must not be memoised.
     priors_read: bool = False
+    # `cheapest` with known prices (SPEC §14): route key → (expected cost of this call, reason), or None.
+    expected_cost: Callable[[str], tuple[float, Why] | None] | None = None
 
     def published_tps(self, c: Candidate) -> float | None:
         self.priors_read = True
@@ -137,11 +139,31 @@ def fastest(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
 
 
 def cheapest(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
+    if inp.expected_cost is not None:
+        return _cheapest_by_price(cands, inp, inp.expected_cost)
     costs = inp.costs
     ordered = sorted(cands, key=lambda c: (costs[c.key] is None, costs[c.key] or 0.0))
     return [
         (c, ("cost {:g}", cost) if (cost := costs[c.key]) is not None else "no cost hint") for c in ordered
     ]
+
+
+def _cheapest_by_price(
+    cands: Sequence[Candidate], inp: StrategyInput, expected: Callable[[str], tuple[float, Why] | None]
+) -> Ordered:
+    """Priced routes by the expected cost of this call; then routes with only a cost hint, by the hint;
+    then the rest in base order."""
+    keyed: list[tuple[tuple[int, float], Candidate, Why]] = []
+    for c in cands:
+        found = expected(c.key)
+        if found is not None:
+            keyed.append(((0, found[0]), c, found[1]))
+        elif (hint := inp.costs[c.key]) is not None:
+            keyed.append(((1, hint), c, ("no price: cost hint {:g}", hint)))
+        else:
+            keyed.append(((2, 0.0), c, "no price, no cost hint"))
+    keyed.sort(key=lambda t: t[0])
+    return [(c, why) for _, c, why in keyed]
 
 
 def throughput(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:

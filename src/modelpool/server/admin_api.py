@@ -124,6 +124,7 @@ def admin_routes() -> list[Route]:
     from modelpool.server.admin_live import live_routes
     from modelpool.server.admin_ranking import ranking_routes
     from modelpool.server.admin_roster import roster_routes
+    from modelpool.server.admin_usage import usage_routes
     from modelpool.server.dashboard.editors import editor_routes
 
     return [
@@ -131,6 +132,7 @@ def admin_routes() -> list[Route]:
         *ranking_routes(),
         *roster_routes(),
         *editor_routes(),
+        *usage_routes(),
         Route("/admin/status", guard(status), methods=["GET"]),
         Route("/admin/pools", guard(pools), methods=["GET"]),
         Route("/admin/health/reset", guard(health_reset), methods=["POST"]),

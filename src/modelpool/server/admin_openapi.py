@@ -194,6 +194,20 @@ def _paths() -> dict[str, Any]:
             "get": _op("The roster: channels, rows, switch lists"),
             "post": _op("Switch a row or a channel on or off", _body(switch, required=True)),
         },
+        "/admin/usage": {
+            "get": _op(
+                "Calls, tokens and cost summed by pool, route, client key or day (SPEC §14)",
+                params=[
+                    _query(
+                        "group_by", {"type": "string", "enum": ["pool", "route", "key", "day"]}, "grouping"
+                    ),
+                    _query("since", {"type": "string"}, "ISO 8601 date or time (UTC day, inclusive)"),
+                    _query("until", {"type": "string"}, "ISO 8601 date or time (UTC day, inclusive)"),
+                ],
+            )
+        },
+        "/admin/keys": {"get": _op("Client keys by name or short hash, with limits and spend")},
+        "/admin/prices": {"get": _op("Every route's prices and the price in force now")},
         "/admin/providers": {"get": _op("Providers and the three provider rankings")},
         "/admin/providers/order": {"post": _op("Save one provider ranking", _body(order, required=True))},
         "/admin/groups": {

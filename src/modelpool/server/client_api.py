@@ -8,13 +8,13 @@ crosses dialects goes through the translating relay (one coherent client stream 
 from __future__ import annotations
 
 import asyncio
-import hmac
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from modelpool.keys import ClientKey, Refused
 from modelpool.observe import CallTrace
 from modelpool.protocols import anthropic as an
 from modelpool.protocols import openai_chat as oc
@@ -57,11 +57,7 @@ INGRESSES = {
 
 
 def client_key_ok(gw: Engine, headers: dict[str, str]) -> bool:
-    keys = gw.runtime.config.server.api_keys
-    if not keys:
-        return True
-    presented = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ").strip()
-    return any(hmac.compare_digest(presented.encode(), k.encode()) for k in keys)
+    return gw.accounts.authenticate(headers) is not None  # plain strings and key objects (SPEC §14)
 
 
 async def handle_call(gw: Engine, ingress: Ingress, scope: Scope, receive: Receive, send: Send) -> None:
@@ -83,12 +79,20 @@ async def _serve(
     gw: Engine, ingress: Ingress, trace: CallTrace, headers: dict[str, str], receive: Receive, send: Send
 ) -> None:
     try:
-        if not client_key_ok(gw, headers):
+        key = gw.accounts.authenticate(headers)
+        if key is None:
             raise ClientError(401, "invalid or missing API key", type="authentication_error")
         body = await read_body(receive, headers, gw.runtime.config.server.max_body)
         call = gw.prepare(ingress.name, ingress.parse(body), headers)
+        if isinstance(key, ClientKey):
+            trace.key = key.label
+            if key.limited:  # SPEC §14: refused here, before any upstream attempt
+                trace.ticket = await gw.accounts.admit(key, call, len(body))
     except ClientError as err:
         trace.status, trace.outcome = err.status, "rejected"
+        if isinstance(err, Refused):  # a key's limit (SPEC §14): type, limit and reset in the body
+            await send_bytes(send, err.status, err.body(ingress.name), [trace.header, *err.headers()])
+            return
         await send_bytes(send, err.status, ingress.client_error(err), [trace.header])
         return
     trace.call = call

@@ -32,6 +32,7 @@ def usage(plan: Plan) -> dict[str, Any]:
         "total_tokens": plan.prompt_tokens + completion,
         "prompt_tokens_details": {"cached_tokens": plan.cached_tokens},
         "completion_tokens_details": {"reasoning_tokens": len(plan.reasoning)},
+        **({"cache_creation_input_tokens": plan.cache_creation_tokens} if plan.cache_creation_tokens else {}),
     }
 
 

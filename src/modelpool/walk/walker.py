@@ -9,9 +9,9 @@ must end: content was shown, a retry would duplicate it).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from modelpool.config.schema import PoolConfig
 from modelpool.health.classify import FailureKind, retryable
@@ -19,6 +19,7 @@ from modelpool.protocols.errors import AttemptRecord, WalkFailed
 from modelpool.routing.call import Call, Candidate, Plan
 from modelpool.upstream.client import AttemptFailure
 
+USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "cached_tokens", "cache_creation_tokens")
 MAX_RETRY_WAIT = 10.0  # SPEC §1.5: the nth retry waits n×retry_backoff, capped at 10 s
 
 
@@ -50,6 +51,25 @@ class WalkState:
     locale: str = "en"
     notice_sent: bool = False
     dropped: list[str] = field(default_factory=list)  # what translation could not carry (SPEC §1.6)
+    # SPEC §14: prices in force at the call's start, by route key; the usage every attempt reported and
+    # what it cost (None: no priced usage).
+    pricer: Callable[[str], Any] | None = None
+    usage: dict[str, int] | None = None
+    cost: float | None = None
+
+    def add_usage(self, route_key: str | None, usage: Mapping[str, int] | None) -> None:
+        """One attempt's normalized usage (protocols.mapping); relays call it once per attempt."""
+        if not usage:
+            return
+        totals = self.usage
+        if totals is None:
+            totals = self.usage = dict.fromkeys(USAGE_FIELDS, 0)
+        for name in USAGE_FIELDS:
+            totals[name] += usage.get(name) or 0
+        key = route_key or (self.current.key if self.current is not None else None)
+        price = self.pricer(key) if self.pricer is not None and key is not None else None
+        if price is not None:
+            self.cost = (self.cost or 0.0) + price.cost(usage)
 
     @property
     def attempt_count(self) -> int:
@@ -61,6 +81,7 @@ class WalkState:
             "attempts": self.attempt_count,
             "switched_from": self.switched_from,
             "effort": self.effort,
+            **({"cost": round(self.cost, 10)} if self.cost is not None else {}),
         }
         if self.dropped:
             meta["dropped"] = list(self.dropped)
@@ -88,6 +109,8 @@ class WalkState:
             out.append((b"x-modelpool-switched", switched.encode()))
         if self.dropped:
             out.append((b"x-modelpool-dropped", ", ".join(self.dropped).encode()))
+        if self.cost is not None:  # known only once the answer is whole: non-streamed answers
+            out.append((b"x-modelpool-cost", f"{self.cost:.10f}".rstrip("0").rstrip(".").encode() or b"0"))
         return out
 
 

@@ -6,7 +6,7 @@ import { h, replace } from "./dom.js";
 import { applyStatic, bindSwitcher, onLang, t } from "./i18n.js";
 import { connect, onEvent, onState } from "./live.js";
 
-const PAGES = ["overview", "models", "ranking", "settings", "sessions", "events", "questions"];
+const PAGES = ["overview", "models", "ranking", "settings", "sessions", "events", "questions", "usage"];
 const main = document.getElementById("main");
 let cleanup = null;
 let current = null;

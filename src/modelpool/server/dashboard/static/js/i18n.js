@@ -3,7 +3,11 @@
 
 const EN = {
   "nav.overview": "Overview", "nav.models": "Models", "nav.ranking": "Ranking", "nav.settings": "Settings",
-  "nav.sessions": "Sessions", "nav.events": "Events", "nav.questions": "Questions",
+  "nav.sessions": "Sessions", "nav.events": "Events", "nav.questions": "Questions", "nav.usage": "Usage",
+  "us.title": "Usage and cost", "us.total": "{calls} calls · {cost} in total", "us.perDay": "Spend per day (UTC)",
+  "us.perRoute": "Spend per route", "us.none": "No calls recorded yet.", "us.groupBy": "Group by",
+  "us.by.pool": "Pool", "us.by.route": "Route", "us.by.key": "Client key", "us.by.day": "Day",
+  "us.calls": "Calls", "us.in": "Tokens in", "us.cached": "Cached", "us.out": "Tokens out", "us.cost": "Cost (USD)",
   "logout": "Log out", "live.live": "live", "live.connecting": "connecting…", "live.offline": "offline",
   "login.token": "Admin token", "login.submit": "Log in", "login.failed": "That token was not accepted.",
   "login.hint": "The token is server.admin_token, or the admin_token file in the state directory.",
@@ -89,7 +93,11 @@ const EN = {
 
 const ZH = {
   "nav.overview": "概览", "nav.models": "模型列表", "nav.ranking": "排名", "nav.settings": "设置",
-  "nav.sessions": "会话", "nav.events": "事件", "nav.questions": "询问",
+  "nav.sessions": "会话", "nav.events": "事件", "nav.questions": "询问", "nav.usage": "用量",
+  "us.title": "用量与费用", "us.total": "共 {calls} 次调用 · 合计 {cost}", "us.perDay": "每日花费（UTC）",
+  "us.perRoute": "各路由花费", "us.none": "还没有调用记录。", "us.groupBy": "分组",
+  "us.by.pool": "模型池", "us.by.route": "路由", "us.by.key": "客户端密钥", "us.by.day": "日期",
+  "us.calls": "调用次数", "us.in": "输入 token", "us.cached": "缓存命中", "us.out": "输出 token", "us.cost": "费用（美元）",
   "logout": "退出登录", "live.live": "实时", "live.connecting": "连接中…", "live.offline": "离线",
   "login.token": "管理令牌", "login.submit": "登录", "login.failed": "令牌不正确。",
   "login.hint": "令牌即 server.admin_token，或状态目录中的 admin_token 文件。",
