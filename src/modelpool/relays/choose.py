@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from modelpool.aggregators import RoutingRecord
 from modelpool.health.classify import FailureKind
 from modelpool.relays.anthropic import AnthropicStream
@@ -184,8 +186,19 @@ class CallOnceRelay(_Relay):
         if notice is not None and self.call.ingress == "openai" and isinstance(self._native.obj, dict):
             from modelpool.protocols import openai_chat as oc
 
-            return oc.prepend_content(self._native.obj, notice)
-        return self._native.body
+            return with_metadata(oc.prepend_content(self._native.obj, notice), state.metadata())
+        return with_metadata(self._native.body, state.metadata())
+
+
+def with_metadata(body: bytes, meta: dict[str, Any]) -> bytes:
+    """A native body with the `modelpool` metadata (SPEC §1.1, §14) written in as its last field: the
+    upstream's bytes stay as they came, the field is spliced in before the closing brace."""
+    end = body.rstrip()
+    if not end.endswith(b"}"):
+        return body
+    head = end[:-1].rstrip()
+    sep = b"" if head.endswith(b"{") else b","
+    return head + sep + b'"modelpool":' + orjson.dumps(meta) + b"}"
 
 
 def once_relay(

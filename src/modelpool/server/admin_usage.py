@@ -14,7 +14,7 @@ from modelpool.server.admin_api import guard, json_response
 from modelpool.usage import GROUPS
 
 if TYPE_CHECKING:
-    from modelpool.gateway import Gateway
+    from modelpool.engine import Engine
 
 
 def _day(value: str | None, name: str) -> str | None:
@@ -32,7 +32,7 @@ def _day(value: str | None, name: str) -> str | None:
     return dt.date().isoformat()
 
 
-async def usage(gw: Gateway, request: Request) -> Response:
+async def usage(gw: Engine, request: Request) -> Response:
     q = request.query_params
     by = q.get("group_by", "pool")
     if by not in GROUPS:
@@ -41,11 +41,11 @@ async def usage(gw: Gateway, request: Request) -> Response:
     return json_response(report)
 
 
-async def keys(gw: Gateway, request: Request) -> Response:
+async def keys(gw: Engine, request: Request) -> Response:
     return json_response({"keys": await gw.accounts.key_report()})
 
 
-async def prices(gw: Gateway, request: Request) -> Response:
+async def prices(gw: Engine, request: Request) -> Response:
     return json_response({"routes": gw.runtime.prices().describe(gw.clock())})
 
 
