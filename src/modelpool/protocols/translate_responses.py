@@ -111,7 +111,11 @@ def _items(items: list[Any], messages: list[dict[str, Any]]) -> None:
                 name, args = LOCAL_SHELL, local_shell_arguments(item)
                 if isinstance(item.get("id"), str) and isinstance(item.get("call_id"), str):
                     shell_ids[item["id"]] = item["call_id"]
-            call = {"id": item.get("call_id"), "type": "function", "function": {"name": name, "arguments": args}}
+            call = {
+                "id": item.get("call_id"),
+                "type": "function",
+                "function": {"name": name, "arguments": args},
+            }
             assistant().setdefault("tool_calls", []).append(call)
         elif kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
             call_id = item.get("call_id")

@@ -72,7 +72,11 @@ def function_for(tool: dict[str, Any]) -> dict[str, Any] | None:
         }
         return {"name": tool["name"], "description": custom_description(tool), "parameters": params}
     if kind == LOCAL_SHELL:
-        return {"name": LOCAL_SHELL, "description": _LOCAL_SHELL_DESCRIPTION, "parameters": _LOCAL_SHELL_PARAMETERS}
+        return {
+            "name": LOCAL_SHELL,
+            "description": _LOCAL_SHELL_DESCRIPTION,
+            "parameters": _LOCAL_SHELL_PARAMETERS,
+        }
     return None
 
 

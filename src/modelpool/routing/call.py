@@ -27,6 +27,8 @@ class Call:
     has_images: bool = False  # SPEC §3.1 step 2
     has_tools: bool = False  # step 3
     _est_tokens: int | None = field(default=None, repr=False)
+    # Translation losses by target dialect (`routing.lossy.call_losses`), computed when first needed.
+    _losses: dict[str, tuple[Any, ...]] | None = field(default=None, repr=False)
 
     @property
     def est_tokens(self) -> int:
