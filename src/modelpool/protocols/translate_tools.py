@@ -102,7 +102,7 @@ def custom_call_arguments(item: dict[str, Any]) -> str:
 
 
 def local_shell_arguments(item: dict[str, Any]) -> str:
-    action = item.get("action") if isinstance(item.get("action"), dict) else {}
+    action: dict[str, Any] = item["action"] if isinstance(item.get("action"), dict) else {}
     args: dict[str, Any] = {"command": action.get("command") or []}
     if action.get("working_directory"):
         args["workdir"] = action["working_directory"]
