@@ -29,7 +29,7 @@ from modelpool.protocols.loss import (
     translation_target,
 )
 from modelpool.protocols.translate_any import translate_request_for
-from modelpool.routing.lossy import call_losses
+from modelpool.routing.lossy import call_losses, translation_check
 
 REQUESTS = Path(__file__).parent / "corpus" / "requests"
 
@@ -303,3 +303,21 @@ def test_a_call_whose_routes_all_speak_its_dialect_is_never_walked() -> None:
     call = only_chat.prepare("openai", {"model": "m1", "messages": [{"role": "user", "content": "hi"}]}, {})
     only_chat.planner.plan(only_chat.runtime, call)
     assert call._losses is None
+
+
+def test_translation_check_refuses_or_reports() -> None:
+    gw = gateway()
+    body = {**corpus("anthropic_claude_code_web_search.json"), "model": "m1"}
+    call = gw.prepare("anthropic", body, {})
+    message, dropped = translation_check(call, "openai", "refuse")
+    assert message is not None and message.startswith("this route must translate the request to chat")
+    assert "tools[web_search], server_tool_use, web_search_tool_result" in message and dropped == []
+    message, dropped = translation_check(call, "openai", "allow")
+    assert message is None
+    assert dropped == ["top_k", "tools[web_search]", "server_tool_use", "web_search_tool_result", "citations"]
+    assert translation_check(call, "anthropic", "refuse") == (None, [])  # native
+    main = gw.prepare("anthropic", {**corpus("anthropic_claude_code_main_loop.json"), "model": "m1"}, {})
+    assert translation_check(main, "openai", "refuse") == (
+        None,
+        ["context_management", "cache_control", "signature"],
+    )

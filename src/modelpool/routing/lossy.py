@@ -7,7 +7,14 @@ body per call (chat and Anthropic), cached on the call for the relay, which refu
 
 from __future__ import annotations
 
-from modelpool.protocols.loss import Loss, demotion_reason, translation_losses, translation_target
+from modelpool.protocols.loss import (
+    Loss,
+    demotion_reason,
+    dropped_names,
+    refusal_message,
+    translation_losses,
+    translation_target,
+)
 from modelpool.routing.call import Call, Candidate
 
 
@@ -30,3 +37,17 @@ def lossy_demotion(call: Call, cand: Candidate) -> str | None:
     if target is None:
         return f"demoted: speaks none of the dialects a {call.ingress} call can be translated to"
     return demotion_reason(call_losses(call, target), target)
+
+
+def translation_check(call: Call, target: str, lossy_translation: str) -> tuple[str | None, list[str]]:
+    """For one attempt translated to `target`: (the 400 message when the attempt must be refused — under
+    `pool.lossy_translation: refuse`, a loss that changes the answer — else None; the names for
+    `x-modelpool-dropped` / metadata `dropped`). Native attempts (`target == call.ingress`): (None, [])."""
+    if target == call.ingress:
+        return None, []
+    losses = call_losses(call, target)
+    if lossy_translation != "allow":
+        message = refusal_message(losses, target)
+        if message is not None:
+            return message, []
+    return None, dropped_names(losses)
