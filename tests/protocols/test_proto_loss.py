@@ -29,6 +29,7 @@ from modelpool.protocols.loss import (
     translation_target,
 )
 from modelpool.protocols.translate_any import translate_request_for
+from modelpool.protocols.translate_reasoning import drop_sealed_reasoning
 from modelpool.routing.lossy import call_losses, translation_check
 
 REQUESTS = Path(__file__).parent / "corpus" / "requests"
@@ -321,3 +322,13 @@ def test_translation_check_refuses_or_reports() -> None:
         None,
         ["context_management", "cache_control", "signature"],
     )
+
+
+def test_a_native_responses_attempt_leaves_out_modelpools_own_reasoning() -> None:
+    own = corpus("responses_codex_own_reasoning.json")
+    out = drop_sealed_reasoning(own)
+    assert [i.get("type") for i in out["input"]] == [
+        i.get("type") for i in own["input"] if i.get("type") != "reasoning"
+    ]
+    theirs = corpus("responses_codex_openai_reasoning.json")
+    assert drop_sealed_reasoning(theirs) is theirs  # OpenAI's own blob goes back to OpenAI untouched

@@ -12,6 +12,8 @@ signature, `mp1.red.` for redacted thinking. Anything else is another provider's
 
 from __future__ import annotations
 
+from typing import Any
+
 SIG_MARK = "mp1.sig."
 REDACTED_MARK = "mp1.red."
 
@@ -33,3 +35,23 @@ def open_sealed(value: object) -> tuple[str, str] | None:
     if value.startswith(REDACTED_MARK):
         return "redacted", value[len(REDACTED_MARK) :]
     return None
+
+
+def drop_sealed_reasoning(body: dict[str, Any]) -> dict[str, Any]:
+    """For a native Responses attempt (OpenAI, an aggregator): the reasoning items modelpool wrote from an
+    Anthropic route carry a marked signature that the Responses upstream cannot decrypt (it would answer
+    400), so they are left out; the answer text of those turns stays. Returns `body` itself when it holds
+    none (the common case costs one scan of the input list)."""
+    items = body.get("input")
+    if not isinstance(items, list):
+        return body
+    kept = [
+        item
+        for item in items
+        if not (
+            isinstance(item, dict)
+            and item.get("type") == "reasoning"
+            and open_sealed(item.get("encrypted_content")) is not None
+        )
+    ]
+    return body if len(kept) == len(items) else {**body, "input": kept}
