@@ -154,7 +154,8 @@ def facts_from_responses(data: bytes) -> Facts:
             if item["type"] == "function_call":
                 f.tools.append((item["call_id"], item["name"], _args(item["arguments"])))
             elif item["type"] == "reasoning" and item.get("encrypted_content"):
-                f.signatures.append(item["encrypted_content"])
+                # modelpool marks the signatures it hands a Responses client (translate_reasoning)
+                f.signatures.append(item["encrypted_content"].removeprefix("mp1.sig."))
         elif kind in ("response.completed", "response.incomplete"):
             f.terminated = True
             r = obj["response"]

@@ -123,7 +123,7 @@ def test_responses_body(upstream: str, body: dict) -> None:
     assert resp.output_text == ("Let me check." if upstream == "openai" else "Calling.")
     assert resp.usage is not None and resp.usage.total_tokens == (42 if upstream == "openai" else 47)
     if upstream == "anthropic":
-        assert resp.output[0].encrypted_content == "SIG1"
+        assert resp.output[0].encrypted_content == "mp1.sig.SIG1"
 
 
 @pytest.mark.parametrize(

@@ -319,7 +319,7 @@ def test_responses_input_items() -> None:
                 "id": "rs_1",
                 "summary": [],
                 "content": [{"type": "reasoning_text", "text": "think"}],
-                "encrypted_content": "SIG",
+                "encrypted_content": "mp1.sig.SIG",
             },
             {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "calling"}]},
             {"type": "function_call", "call_id": "c1", "name": "f", "arguments": '{"a":1}'},

@@ -2,7 +2,8 @@
 
 The reverse of `translate_request.openai_to_anthropic` (which re-exports this). Thinking blocks become
 `reasoning_content` plus the signed `thinking_blocks` side field; tool results become `tool` messages
-placed right after the assistant's tool calls; Anthropic server tools are dropped (no equivalent).
+placed right after the assistant's tool calls; Anthropic server tools and server-tool turns have no
+equivalent and are left out (`loss.translation_losses` names them: they change the answer).
 """
 
 from __future__ import annotations

@@ -114,6 +114,8 @@ class OpenAIDecoder:
             self.end.chars += len(content)
             if content:
                 enc.text(content)
+        if "annotations" in delta or "audio" in delta:  # url citations / audio: no equivalent elsewhere
+            self._dropped(delta)
         refusal = delta.get("refusal")
         if refusal:
             self.end.chars += len(refusal)
@@ -125,6 +127,11 @@ class OpenAIDecoder:
         fc = delta.get("function_call")  # deprecated single-call form
         if isinstance(fc, dict):
             self._call("function_call", None, fc)
+
+    def _dropped(self, delta: dict[str, Any]) -> None:
+        for key in ("annotations", "audio"):
+            if delta.get(key) and key not in self.end.dropped:
+                self.end.dropped.append(key)
 
     def _call(self, index: Any, call_id: Any, fn: dict[str, Any]) -> None:
         key = self._current.get(index, index)
@@ -166,8 +173,8 @@ class OpenAIDecoder:
 
 
 class AnthropicDecoder:
-    """Messages event stream (streaming.md §4.2). Server-tool and result blocks have no equivalent in
-    the other dialects and are skipped with their deltas."""
+    """Messages event stream (streaming.md §4.2). Server-tool and result blocks and citations have no
+    equivalent in the other dialects: they are skipped with their deltas and named in `end.dropped`."""
 
     __slots__ = ("_kinds", "done", "enc", "end", "extra")
 
@@ -203,6 +210,8 @@ class AnthropicDecoder:
                     enc.tool_args(obj.get("index"), delta["partial_json"])
             elif dt == "signature_delta" and delta.get("signature"):
                 enc.signature(delta["signature"])
+            elif dt == "citations_delta":
+                self._drop("citations")
         elif kind == "content_block_start":
             self._block_start(obj.get("index", -1), obj.get("content_block") or {})
         elif kind == "message_delta":
@@ -244,3 +253,11 @@ class AnthropicDecoder:
             enc.tool_start(index, block.get("id") or new_id("toolu_"), block.get("name") or "")
             if block.get("input"):  # a complete input at start (non-incremental providers)
                 enc.tool_args(index, orjson.dumps(block["input"]).decode())
+        else:
+            self._drop(str(kind))
+        if block.get("citations"):
+            self._drop("citations")
+
+    def _drop(self, name: str) -> None:
+        if name not in self.end.dropped:
+            self.end.dropped.append(name)

@@ -34,7 +34,7 @@ dumps = orjson.dumps
 class StreamEnd:
     """How the stream ended, as far as the upstream(s) said: filled by decoders, read by `finish`."""
 
-    __slots__ = ("chars", "finish_reason", "meta", "stop_reason", "stop_sequence", "usage")
+    __slots__ = ("chars", "dropped", "finish_reason", "meta", "stop_reason", "stop_sequence", "usage")
 
     def __init__(self) -> None:
         self.finish_reason: str | None = None  # OpenAI vocabulary, when the upstream spoke OpenAI
@@ -43,6 +43,9 @@ class StreamEnd:
         self.usage: dict[str, int] | None = None
         self.meta: dict[str, Any] | None = None
         self.chars = 0  # characters of reasoning/text/arguments decoded: the fallback usage estimate
+        # What the upstream sent that the client's dialect cannot express (server-tool blocks,
+        # citations, annotations), for `x-modelpool-dropped` / metadata `dropped` (loss.py).
+        self.dropped: list[str] = []
 
     def usage_or_estimate(self, input_tokens: int) -> dict[str, int]:
         """The upstream's usage, or — when it never sent any (cut before its usage chunk, or a

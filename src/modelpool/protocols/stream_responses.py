@@ -9,8 +9,15 @@ response.created → response.in_progress → per output item: response.output_i
 A post-commit failure is `error` followed by `response.failed`.
 
 Reasoning goes out as `reasoning_text` (raw chain of thought is what upstreams send); an Anthropic
-thinking signature becomes the reasoning item's `encrypted_content`, which a Responses client sends
-back with the item and `translate_responses` reads as the signature.
+thinking signature becomes the reasoning item's `encrypted_content` under modelpool's marker
+(`translate_reasoning`), which a Responses client sends back with the item and `translate_responses`
+reads as the signature.
+
+A route's call of a function that stands for a Responses `custom` or `local_shell` tool
+(`translate_tools`) becomes a `custom_tool_call` / `local_shell_call` item. Its arguments are buffered:
+the route streams them JSON-escaped, while the client wants the raw input, so the input goes out as one
+`response.custom_tool_call_input.delta` then `.done` when the call ends (a local shell call has no delta
+events: added → done with its action).
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ import orjson
 from modelpool.protocols.mapping import new_id, now, usage_to_responses
 from modelpool.protocols.responses import INCOMPLETE_BY_FINISH, frame, response_object
 from modelpool.protocols.stream_encode import Encoder, StreamEnd
+from modelpool.protocols.translate_reasoning import seal_redacted, seal_signature
+from modelpool.protocols.translate_tools import client_item, special_tools
 
 dumps = orjson.dumps
 
@@ -51,6 +60,7 @@ class ResponsesEncoder(Encoder):
         self._ids = b""  # '"<item_id>","output_index":N' encoded for the delta fast path
         self._key: Any = None
         self._break = False
+        self._special = special_tools(self.request)  # function name → custom | local_shell
 
     # -- framing
 
@@ -129,13 +139,25 @@ class ResponsesEncoder(Encoder):
             part = {"type": "reasoning_text", "text": text}
             self._emit("response.content_part.done", {**where, "content_index": 0, "part": part})
             item["content"] = [part]
-        else:
+        elif kind == "function_call":
             done = {**where, "name": item["name"], "arguments": text}
             self._emit("response.function_call_arguments.done", done)
             item["arguments"] = text
+        else:
+            item = self._close_special(item, text, where)
         item["status"] = "completed"
         self.output.append(item)
         self._emit("response.output_item.done", {"output_index": index, "item": item})
+
+    def _close_special(self, item: dict[str, Any], arguments: str, where: dict[str, Any]) -> dict[str, Any]:
+        """The custom_tool_call / local_shell_call item of a finished function call."""
+        kind = "custom" if item["type"] == "custom_tool_call" else "local_shell"
+        done = client_item(kind, item["id"], item["call_id"], item.get("name", ""), arguments)
+        if kind == "custom":
+            raw = done["input"]
+            self._emit("response.custom_tool_call_input.delta", {**where, "delta": raw})
+            self._emit("response.custom_tool_call_input.done", {**where, "input": raw})
+        return done
 
     def _message(self, part_type: str) -> None:
         if (
@@ -177,11 +199,11 @@ class ResponsesEncoder(Encoder):
         item = self._item
         if item is None or item["type"] != "reasoning" or self._break or "encrypted_content" in item:
             item = self._reasoning_item(fresh=True)
-        item["encrypted_content"] = sig
+        item["encrypted_content"] = seal_signature(sig)
 
     def redacted(self, data: str) -> None:
         # Opaque either way: the client passes encrypted_content back with the item.
-        self._reasoning_item(fresh=True)["encrypted_content"] = data
+        self._reasoning_item(fresh=True)["encrypted_content"] = seal_redacted(data)
 
     def text(self, text: str) -> None:
         self._message("output_text")
@@ -194,21 +216,36 @@ class ResponsesEncoder(Encoder):
         self._delta(_REFUSAL_DELTA, text, b',"content_index":0')
 
     def tool_start(self, key: Any, call_id: str, name: str) -> None:
-        item = {
-            "id": new_id("fc_"),
-            "type": "function_call",
-            "call_id": call_id,
-            "name": name,
-            "arguments": "",
-            "status": "in_progress",
-        }
-        self._open("function_call", item, None)
+        special = self._special.get(name) if self._special else None
+        item: dict[str, Any]
+        if special == "custom":
+            item = {"id": new_id("ctc_"), "type": "custom_tool_call", "call_id": call_id, "name": name}
+            item |= {"input": "", "status": "in_progress"}
+        elif special is not None:
+            action = {"type": "exec", "command": [], "env": {}}
+            item = {"id": new_id("lsh_"), "type": "local_shell_call", "call_id": call_id, "action": action}
+            item["status"] = "in_progress"
+        else:
+            item = {
+                "id": new_id("fc_"),
+                "type": "function_call",
+                "call_id": call_id,
+                "name": name,
+                "arguments": "",
+                "status": "in_progress",
+            }
+        self._open(item["type"], item, None)
         self._key = key
         self.meaningful = self.committed = True
 
     def tool_args(self, key: Any, fragment: str) -> None:
-        if self._item is not None and self._item["type"] == "function_call" and self._key == key and fragment:
+        item = self._item
+        if item is None or self._key != key or not fragment:
+            return
+        if item["type"] == "function_call":
             self._delta(_ARGS_DELTA, fragment)
+        elif item["type"] in ("custom_tool_call", "local_shell_call"):
+            self._acc.append(fragment)  # sent as the raw input when the call ends
 
     def ping(self) -> None:
         if self.started:

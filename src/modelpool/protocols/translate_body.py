@@ -28,6 +28,8 @@ from modelpool.protocols.mapping import (
     usage_to_responses,
 )
 from modelpool.protocols.responses import INCOMPLETE_BY_FINISH, response_object
+from modelpool.protocols.translate_reasoning import seal_redacted, seal_signature
+from modelpool.protocols.translate_tools import client_item, special_tools
 
 
 class MalformedUpstreamBody(ValueError):
@@ -181,6 +183,7 @@ def to_responses(
     meta: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     output: list[dict[str, Any]] = []
+    special = special_tools(request)
     for b in reply.blocks:
         kind = b[0]
         if kind in ("thinking", "redacted"):
@@ -192,9 +195,10 @@ def to_responses(
                 "status": "completed",
             }
             item["content"] = [{"type": "reasoning_text", "text": text}]
-            secret = b[2] if kind == "thinking" else b[1]
-            if secret:
-                item["encrypted_content"] = secret
+            if kind == "thinking" and b[2]:
+                item["encrypted_content"] = seal_signature(b[2])
+            elif kind == "redacted" and b[1]:
+                item["encrypted_content"] = seal_redacted(b[1])
             output.append(item)
         elif kind in ("text", "refusal"):
             part = (
@@ -215,6 +219,9 @@ def to_responses(
                         "content": [part],
                     }
                 )
+        elif b[2] in special:
+            item_id = new_id("ctc_" if special[b[2]] == "custom" else "lsh_")
+            output.append(client_item(special[b[2]], item_id, b[1], b[2], b[3]))
         else:
             output.append(
                 {

@@ -1,8 +1,9 @@
 """Request translation: OpenAI Chat Completions ⇄ Anthropic Messages (streaming.md §4.5).
 
-Pure functions on decoded bodies. What cannot be expressed on the other side is dropped when harmless
-(sampling knobs, server-side tools) and refused with a 400 naming it when it would change the meaning
-(an unknown content part, an audio part for Anthropic) — never a 500.
+Pure functions on decoded bodies. What cannot be expressed on the other side is left out (sampling
+knobs, server-side tools) or refused with a 400 naming it (an unknown content part, an audio part for
+Anthropic) — never a 500. Nothing is left out silently: `loss.translation_losses` names every such field
+and says whether it changes the answer; a relay should translate with `translate_any.translate_request_for`.
 
 Thinking history. Anthropic thinking blocks must go back verbatim, signature included; OpenAI-shaped
 messages carry them in the LiteLLM side field `thinking_blocks` next to `reasoning_content`, so an

@@ -2,10 +2,13 @@
 
 Input items map onto chat messages: messages by role, `function_call` items onto the preceding
 assistant message's `tool_calls`, `function_call_output` onto `tool` messages, and `reasoning` items
-onto the next assistant message's `reasoning_content` — with `encrypted_content` read as the
-Anthropic thinking signature (the Responses stream writes a thinking signature there), so reasoning
-survives a Responses client on an Anthropic route. Hosted tools (web_search, file_search, …) have no
-chat equivalent and are dropped; items that need server state (`item_reference`) are refused.
+onto the next assistant message's `reasoning_content` — with modelpool's own marked `encrypted_content`
+read back as the Anthropic thinking signature (or redacted thinking) it wrote there (`translate_reasoning`),
+so reasoning survives a Responses client on an Anthropic route. `custom` and `local_shell` tools and their
+history items are carried as function tools and calls (`translate_tools`). Hosted tools (web_search,
+file_search, …) and another provider's encrypted reasoning have no chat equivalent and are left out —
+`loss.translation_losses` names each such field, so nothing is lost silently; items that need server
+state (`item_reference`) are refused.
 """
 
 from __future__ import annotations
@@ -17,7 +20,14 @@ import orjson
 from modelpool.protocols.effort import read_effort, write_effort
 from modelpool.protocols.errors import ClientError
 from modelpool.protocols.mapping import SIDE_FIELD, client_shape_errors, fill_reasoning_content
+from modelpool.protocols.translate_reasoning import open_sealed
 from modelpool.protocols.translate_request import openai_to_anthropic
+from modelpool.protocols.translate_tools import (
+    LOCAL_SHELL,
+    custom_call_arguments,
+    function_for,
+    local_shell_arguments,
+)
 
 _PASS = ("temperature", "top_p", "stream", "prompt_cache_key")
 
@@ -72,11 +82,12 @@ def _items(items: list[Any], messages: list[dict[str, Any]]) -> None:
             messages.append(last)
         if pending_reasoning:
             last["reasoning_content"] = "".join(r["thinking"] for r in pending_reasoning)
-            if any(r.get("signature") for r in pending_reasoning):
-                last[SIDE_FIELD] = [dict(r) for r in pending_reasoning]
+            if any(r.get("signature") or r["type"] == "redacted_thinking" for r in pending_reasoning):
+                last[SIDE_FIELD] = [_side_block(r) for r in pending_reasoning]
             pending_reasoning.clear()
         return last
 
+    shell_ids: dict[str, str] = {}  # local_shell_call item id → call_id (outputs may name either)
     for i, item in enumerate(items):
         kind = item.get("type") or "message"
         where = f"input[{i}]"
@@ -91,27 +102,51 @@ def _items(items: list[Any], messages: list[dict[str, Any]]) -> None:
                 messages.append({"role": role, "content": _content(item.get("content"), where)})
             else:
                 raise ClientError(400, f"{where}.role: unsupported role {role!r}", param=f"{where}.role")
-        elif kind == "function_call":
-            msg = assistant()
-            call = {"id": item.get("call_id"), "type": "function"}
-            call["function"] = {"name": item.get("name"), "arguments": item.get("arguments") or ""}
-            msg.setdefault("tool_calls", []).append(call)
-        elif kind == "function_call_output":
+        elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
+            if kind == "function_call":
+                name, args = item.get("name"), item.get("arguments") or ""
+            elif kind == "custom_tool_call":
+                name, args = item.get("name"), custom_call_arguments(item)
+            else:
+                name, args = LOCAL_SHELL, local_shell_arguments(item)
+                if isinstance(item.get("id"), str) and isinstance(item.get("call_id"), str):
+                    shell_ids[item["id"]] = item["call_id"]
+            call = {
+                "id": item.get("call_id"),
+                "type": "function",
+                "function": {"name": name, "arguments": args},
+            }
+            assistant().setdefault("tool_calls", []).append(call)
+        elif kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
+            call_id = item.get("call_id")
+            if call_id is None and kind == "local_shell_call_output":
+                call_id = shell_ids.get(item.get("id"), item.get("id"))  # type: ignore[arg-type]
             output = item.get("output")
             if isinstance(output, list):
                 output = _text(output, where)
             elif output is not None and not isinstance(output, str):
                 output = orjson.dumps(output).decode()
-            messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": output or ""})
+            messages.append({"role": "tool", "tool_call_id": call_id, "content": output or ""})
         elif kind == "reasoning":
             parts = item.get("content") or item.get("summary") or []
             text = "".join(p.get("text", "") for p in parts if isinstance(p, dict))
             block: dict[str, Any] = {"type": "thinking", "thinking": text}
-            if item.get("encrypted_content"):
-                block["signature"] = item["encrypted_content"]
+            # Only modelpool's own marked value is a signature; another provider's encrypted reasoning
+            # cannot be carried (reported by loss.translation_losses).
+            sealed = open_sealed(item.get("encrypted_content"))
+            if sealed is not None and sealed[0] == "signature":
+                block["signature"] = sealed[1]
+            elif sealed is not None:
+                block = {"type": "redacted_thinking", "data": sealed[1], "thinking": text}
             pending_reasoning.append(block)
         else:
             raise ClientError(400, f"{where}: input item type {kind!r} is not supported", param=where)
+
+
+def _side_block(r: dict[str, Any]) -> dict[str, Any]:
+    if r["type"] == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": r["data"]}
+    return dict(r)
 
 
 def _content(content: Any, where: str) -> Any:
@@ -160,9 +195,15 @@ def _text(content: Any, where: str) -> str:
 def _tools(req: dict[str, Any], out: dict[str, Any]) -> None:
     tools = []
     for tool in req.get("tools") or []:
-        if tool.get("type") != "function":
-            continue  # hosted tools (web_search, file_search, code_interpreter, …) need OpenAI's servers
-        fn = {k: tool[k] for k in ("name", "description", "parameters", "strict") if tool.get(k) is not None}
+        if tool.get("type") == "function":
+            keys = ("name", "description", "parameters", "strict")
+            fn = {k: tool[k] for k in keys if tool.get(k) is not None}
+        else:
+            # custom / local_shell become function tools; hosted tools (web_search, file_search, …) need
+            # OpenAI's servers and are reported by loss.translation_losses.
+            fn = function_for(tool)  # type: ignore[assignment]
+            if fn is None:
+                continue
         tools.append({"type": "function", "function": fn})
     if not tools:
         return
@@ -172,5 +213,7 @@ def _tools(req: dict[str, Any], out: dict[str, Any]) -> None:
     choice = req.get("tool_choice")
     if choice in ("auto", "none", "required"):
         out["tool_choice"] = choice
-    elif isinstance(choice, dict) and choice.get("type") == "function":
+    elif isinstance(choice, dict) and choice.get("type") in ("function", "custom"):
         out["tool_choice"] = {"type": "function", "function": {"name": choice.get("name")}}
+    elif isinstance(choice, dict) and choice.get("type") == LOCAL_SHELL:
+        out["tool_choice"] = {"type": "function", "function": {"name": LOCAL_SHELL}}

@@ -115,6 +115,12 @@ class StreamTranslator:
         return self.end.usage
 
     @property
+    def dropped(self) -> list[str]:
+        """What the current attempt's upstream sent that the client's dialect cannot express (server-tool
+        blocks, citations, annotations): for `x-modelpool-dropped` and metadata `dropped`."""
+        return self.end.dropped
+
+    @property
     def upstream_extra(self) -> dict[str, Any]:
         """Provider metadata seen on the final upstream chunk (e.g. a gateway's routing record)."""
         return self.dec.extra
@@ -143,6 +149,7 @@ class StreamTranslator:
         self.end.finish_reason = self.end.stop_reason = self.end.stop_sequence = None
         self.end.usage = None
         self.end.chars = 0
+        self.end.dropped = []
         # Bytes still pending from an event that raised stay queued: the encoder's state already
         # counts them as sent, so they go out in front of the next attempt's first output.
         self.enc.new_attempt()

@@ -29,6 +29,8 @@ class Call:
     has_tools: bool = False  # step 3
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)  # the client's request headers
     _est_tokens: int | None = field(default=None, repr=False)
+    # Translation losses by target dialect (`routing.lossy.call_losses`), computed when first needed.
+    _losses: dict[str, tuple[Any, ...]] | None = field(default=None, repr=False)
 
     @property
     def est_tokens(self) -> int:

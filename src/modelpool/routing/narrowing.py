@@ -3,7 +3,8 @@
 Narrowing removes candidates: a call carrying an image keeps only the routes that declare image input
 (unknown counts as text-only); when none does, every route is kept and the upstream degrades the image
 rather than the call being refused. Demotions keep a route but send it to the back: no declared tool
-support for a call with tools, or a context window smaller than the conversation.
+support for a call with tools, a context window smaller than the conversation, or a route that must
+translate the call and would lose something that changes the answer (`lossy`, SPEC §1.6).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from modelpool.routing.call import Call, Candidate, Notes
+from modelpool.routing.lossy import lossy_demotion
 
 
 def narrow_for_images(
@@ -29,8 +31,9 @@ def narrow_for_images(
     return [c.with_reasons("accepts images") for c in capable]
 
 
-def demotion(call: Call, cand: Candidate) -> str | None:
-    """Why this candidate goes to the back for this call, or None."""
+def demotion(call: Call, cand: Candidate, translating: bool = False) -> str | None:
+    """Why this candidate goes to the back for this call, or None. `translating`: some route of the pool
+    does not speak the call's dialect (else no route is asked what translation would lose)."""
     caps = cand.route.capabilities
     if call.has_tools and caps.tools is False:
         return "demoted: route declares no tool support and the call has tools"
@@ -38,18 +41,22 @@ def demotion(call: Call, cand: Candidate) -> str | None:
         return (
             f"demoted: context window {caps.context_window} < ~{call.est_tokens} tokens in the conversation"
         )
+    if translating:
+        return lossy_demotion(call, cand)
     return None
 
 
-def demote(call: Call, ordered: Sequence[Candidate], notes: Notes) -> Sequence[Candidate]:
+def demote(
+    call: Call, ordered: Sequence[Candidate], notes: Notes, translating: bool = False
+) -> Sequence[Candidate]:
     """Stable partition: demoted candidates keep their relative order behind the others."""
     smallest = call.pool.capabilities.context_window  # the minimum over the pool's routes
-    if not call.has_tools and (smallest is None or call.est_tokens <= smallest):
+    if not translating and not call.has_tools and (smallest is None or call.est_tokens <= smallest):
         return ordered  # nothing to demote: skip the per-route pass on the hot path
     front: list[Candidate] = []
     back: list[Candidate] = []
     for c in ordered:
-        why = demotion(call, c)
+        why = demotion(call, c, translating)
         if why is None:
             front.append(c)
         else:

@@ -68,7 +68,8 @@ class Planner:
         eligible = narrow_for_images(call, base, skipped)
         order, whys = self._rank(rt, call, eligible, now, shared=eligible is base)
         notes = Notes()
-        order = self._sticky(rt, call, self._reorder(call, order, notes, now), notes, now)
+        translating = self._translating(rt, call, base)
+        order = self._sticky(rt, call, self._reorder(call, order, notes, now, translating), notes, now)
         limit = 1 if (not pool_cfg.fallback or call.purpose) else pool_cfg.max_attempts
         if len(order) > limit:
             why = f"beyond max_attempts={limit}" if pool_cfg.fallback else "fallback off"
@@ -128,8 +129,18 @@ class Planner:
             return None
         return (self._measurements.version() if reads_measurements else 0, peak, call.requested_model)
 
+    @staticmethod
+    def _translating(rt: Runtime, call: Call, base: Sequence[Candidate]) -> bool:
+        """Whether some route of the pool does not speak the call's dialect (SPEC §3.1 step 3: only then
+        is any route asked what translation would lose). Memoised per runtime: one lookup per call."""
+        key = ("translating", call.pool.id, call.ingress)
+        memo = rt.memo.get(key)
+        if memo is None or memo[0] is not base:
+            memo = rt.memo[key] = (base, any(not c.endpoint.speaks(call.ingress) for c in base))
+        return memo[1]  # type: ignore[no-any-return]
+
     def _reorder(
-        self, call: Call, order: Sequence[Candidate], notes: Notes, now: float
+        self, call: Call, order: Sequence[Candidate], notes: Notes, now: float, translating: bool = False
     ) -> Sequence[Candidate]:
         """After the strategy: operator pin head, demotions, health gate."""
         head = self.pins.operator(call.pool.id)
@@ -142,7 +153,7 @@ class Planner:
                     order = [c, *order[:i], *order[i + 1 :]]
                     break
         # Demotions are applied after the strategy so no strategy can pull a demoted route forward.
-        return self._health_gate(demote(call, order, notes), notes, now)
+        return self._health_gate(demote(call, order, notes, translating), notes, now)
 
     def _sticky(
         self, rt: Runtime, call: Call, cands: Sequence[Candidate], notes: Notes, now: float

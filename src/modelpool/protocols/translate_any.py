@@ -1,0 +1,38 @@
+"""The one entry point for a request crossing dialects: what a translating relay sends upstream.
+
+`loss.translation_losses(ingress, body, target)` describes exactly what `translate_request_for` leaves
+out (the property test in tests/protocols checks the pair), so a relay should call this rather than the
+individual translators.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from modelpool.protocols.translate_request import (
+    anthropic_to_openai,
+    drop_unsigned_thinking,
+    openai_to_anthropic,
+)
+from modelpool.protocols.translate_responses import responses_to_anthropic, responses_to_openai
+
+TRANSLATE: dict[tuple[str, str], Callable[[dict[str, Any]], dict[str, Any]]] = {
+    ("openai", "anthropic"): openai_to_anthropic,
+    # A chat route cannot verify Anthropic signatures; some reject unknown message fields.
+    ("anthropic", "openai"): lambda body: anthropic_to_openai(body, keep_signatures=False),
+    ("responses", "openai"): responses_to_openai,
+    ("responses", "anthropic"): responses_to_anthropic,
+}
+
+
+def translate_request_for(ingress: str, body: dict[str, Any], target: str) -> dict[str, Any]:
+    """The client's `body` in the `target` dialect (a copy when they are the same: native attempts send
+    the body as it came). Raises `ClientError` (400) for what the target cannot take at all."""
+    if ingress == target:
+        return dict(body)
+    out = TRANSLATE[(ingress, target)](body)
+    if target == "anthropic":
+        # Reasoning another (non-Anthropic) route produced carries no signature; Anthropic rejects it.
+        out = drop_unsigned_thinking(out)
+    return out
