@@ -26,6 +26,7 @@ from aiohttp import web
 
 from gateway_server import ADMIN_TOKEN, GatewayServer, free_port
 from modelpool.config.schema import ServerConfig
+from modelpool.protocols.loss import dropped_names, translation_losses
 from modelpool.protocols.sse import SSEParser
 from modelpool.relays.request import forwarded_headers
 
@@ -181,7 +182,15 @@ def test_translating_pairing_carries_or_reports(request_file: str) -> None:
                 if mode == "refuse":
                     continue  # nothing that changes the answer was lost; harmless drops are still named
                 assert dropped, "a Claude Code / Codex request always carries something chat cannot take"
+                named = set(dropped_names(translation_losses(dialect, record["body"], "openai")))
+                assert named <= set(dropped.split(", ")), (named, dropped)
             else:
                 assert mode == "refuse" and resp.status_code == 400, resp.text[:300]
                 message = resp.json()["error"]["message"]
-                assert "cannot be carried" in message or "would change the answer" in message, message
+                assert "cannot carry" in message and "lossy_translation" in message, message
+                blocking = [
+                    lo.field
+                    for lo in translation_losses(dialect, record["body"], "openai")
+                    if lo.changes_answer
+                ]
+                assert blocking and all(name in message for name in blocking), (blocking, message)

@@ -48,6 +48,10 @@ class WalkFailed(Exception):
             return self.message_override
         if not self.attempts:
             return f"pool {self.pool!r}: no route available"
+        if {a.kind for a in self.attempts} == {"request"}:
+            # The request itself is at fault: say why in full (e.g. the field no route can carry), once.
+            reasons = dict.fromkeys(a.message[:1000] for a in self.attempts if a.message)
+            return f"pool {self.pool!r}: " + "; ".join(reasons or ["the request was refused"])
         tried = "; ".join(
             f"{a.route}: {a.kind or 'error'}" + (f" ({a.message[:200]})" if a.message else "")
             for a in self.attempts

@@ -15,6 +15,7 @@ import orjson
 
 from modelpool.aggregators import RoutingRecord
 from modelpool.health.classify import FailureKind
+from modelpool.protocols.loss import reply_drops
 from modelpool.relays.anthropic import AnthropicStream
 from modelpool.relays.client_stream import ClientStream
 from modelpool.relays.native import Emit, NativeStream, Start
@@ -38,16 +39,21 @@ class _Relay:
     """What the stream and once relays share: the request, the native 4xx to pass through, the record
     of which route produced a Responses id."""
 
-    def __init__(self, call: Call, order: Order | None, forward: Mapping[Any, list[str]] | None) -> None:
+    def __init__(
+        self, call: Call, order: Order | None, forward: Mapping[Any, list[str]] | None, lossy: str
+    ) -> None:
         self.call = call
-        self.request = UpstreamRequest(call, order, forward)
+        self.request = UpstreamRequest(call, order, forward, lossy)
+        self.dropped: list[str] = []  # the serving attempt's request losses
         self.native_error: tuple[int, bytes] | None = None  # the last native request-error reply
         self.served_native = False
         self.served_route: str | None = None  # the route of the last attempt (the serving one at the end)
 
     def prepare(self, cand: Candidate) -> Prepared:
         self.served_route = cand.key
-        return self.request.for_route(cand)
+        prep = self.request.for_route(cand)
+        self.dropped = prep.dropped
+        return prep
 
     def note_failure(self, prep: Prepared, failure: AttemptFailure) -> None:
         """A native attempt's 4xx that is the request's own fault reaches the client unchanged when the
@@ -66,8 +72,9 @@ class CallStreamRelay(_Relay):
         emit: Emit,
         order: Order | None = None,
         forward: Mapping[Any, list[str]] | None = None,
+        lossy: str = "refuse",
     ) -> None:
-        super().__init__(call, order, forward)
+        super().__init__(call, order, forward, lossy)
         self.client = client
         self.state = state
         self.cs = ClientStream()
@@ -94,6 +101,7 @@ class CallStreamRelay(_Relay):
 
     async def attempt(self, cand: Candidate) -> AttemptResult:
         prep = self.prepare(cand)
+        self.state.dropped = list(prep.dropped)  # known before headers: x-modelpool-dropped
         relay = self._native_relay() if prep.native else self._translating_relay()
         self._last = relay
         self.served_native = prep.native
@@ -141,8 +149,9 @@ class CallOnceRelay(_Relay):
         client: UpstreamClient,
         order: Order | None = None,
         forward: Mapping[Any, list[str]] | None = None,
+        lossy: str = "refuse",
     ) -> None:
-        super().__init__(call, order, forward)
+        super().__init__(call, order, forward, lossy)
         self.client = client
         self._native = NativeOnce(client)
         self._translating = TranslatingOnce(call, client)
@@ -180,7 +189,10 @@ class CallOnceRelay(_Relay):
     def final_body(self, state: WalkState) -> bytes:
         state.effort = self.effort
         if not self.served_native:
+            obj, upstream = self._translating.obj, self._translating.upstream
+            state.dropped = _unique([*self.dropped, *reply_drops(obj, upstream, self.call.ingress)])
             return self._translating.final_body(state)
+        state.dropped = []
         state.add_usage(None, normalized_usage(self._native.dialect, self._native.usage))
         notice = state.notice()
         if notice is not None and self.call.ingress == "openai" and isinstance(self._native.obj, dict):
@@ -201,10 +213,18 @@ def with_metadata(body: bytes, meta: dict[str, Any]) -> bytes:
     return head + sep + b'"modelpool":' + orjson.dumps(meta) + b"}"
 
 
+def _unique(names: list[str]) -> list[str]:
+    return list(dict.fromkeys(names))
+
+
 def once_relay(
-    call: Call, client: UpstreamClient, order: Order | None, forward: Mapping[Any, list[str]] | None = None
+    call: Call,
+    client: UpstreamClient,
+    order: Order | None,
+    forward: Mapping[Any, list[str]] | None = None,
+    lossy: str = "refuse",
 ) -> CallOnceRelay:
-    return CallOnceRelay(call, client, order, forward)
+    return CallOnceRelay(call, client, order, forward, lossy)
 
 
 def stream_relay(
@@ -215,5 +235,6 @@ def stream_relay(
     emit: Emit,
     order: Order | None,
     forward: Mapping[Any, list[str]] | None = None,
+    lossy: str = "refuse",
 ) -> CallStreamRelay:
-    return CallStreamRelay(call, client, state, start, emit, order, forward)
+    return CallStreamRelay(call, client, state, start, emit, order, forward, lossy)

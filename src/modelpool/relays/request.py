@@ -19,23 +19,14 @@ from modelpool.aggregators import inject_order
 from modelpool.health.classify import FailureKind
 from modelpool.protocols.effort import nearest_effort, write_effort
 from modelpool.protocols.errors import ClientError
-from modelpool.protocols.translate_request import (
-    anthropic_to_openai,
-    drop_unsigned_thinking,
-    openai_to_anthropic,
-)
-from modelpool.protocols.translate_responses import responses_to_anthropic, responses_to_openai
+from modelpool.protocols.loss import translation_target
+from modelpool.protocols.translate_any import translate_request_for
+from modelpool.protocols.translate_reasoning import drop_sealed_reasoning
 from modelpool.routing.call import Call, Candidate
+from modelpool.routing.lossy import translation_check
 from modelpool.upstream.client import AttemptFailure
 
 Order = Callable[[Call, Candidate], list[str] | None]
-
-_TRANSLATE: dict[tuple[str, str], Callable[[dict[str, Any]], dict[str, Any]]] = {
-    ("openai", "anthropic"): openai_to_anthropic,
-    ("anthropic", "openai"): lambda body: anthropic_to_openai(body, keep_signatures=False),
-    ("responses", "openai"): responses_to_openai,
-    ("responses", "anthropic"): responses_to_anthropic,
-}
 
 # Never forwarded, whatever `server.forward_headers` says: the client's own credentials, hop-by-hop and
 # framing headers, and modelpool's own.
@@ -62,18 +53,6 @@ _NEVER = frozenset(
 )
 
 
-def target_dialect(ingress: str, cand: Candidate) -> str | None:
-    """The dialect an attempt on `cand` speaks upstream: the client's own when the route speaks it,
-    else the translation target (Chat is the pivot), None when no translator reaches the route."""
-    ep = cand.endpoint
-    if ep.speaks(ingress):
-        return ingress
-    for target in ("openai", "anthropic") if ingress != "openai" else ("anthropic",):
-        if ep.speaks(target) and (ingress, target) in _TRANSLATE:
-            return target
-    return None
-
-
 def forwarded_headers(client_headers: Mapping[str, str], patterns: list[str]) -> tuple[tuple[str, str], ...]:
     """The client's dialect headers a native attempt passes on, verbatim (names lower-cased by ASGI)."""
     if not patterns:
@@ -97,6 +76,7 @@ class Prepared:
     headers: tuple[tuple[str, str], ...]
     body: bytes
     effort: str | None
+    dropped: list[str]  # what the translation could not carry (SPEC §1.6), for x-modelpool-dropped
 
 
 def encode_request(body: dict[str, Any]) -> bytes:
@@ -119,17 +99,22 @@ class UpstreamRequest:
     """The call's request in each upstream dialect, translated once per dialect, adapted per attempt."""
 
     def __init__(
-        self, call: Call, order: Order | None, forward: Mapping[Any, list[str]] | None = None
+        self,
+        call: Call,
+        order: Order | None,
+        forward: Mapping[Any, list[str]] | None = None,
+        lossy: str = "refuse",
     ) -> None:
         self.call = call
         self._order = order
+        self._lossy = lossy  # `pool.lossy_translation`
         self._by_dialect: dict[str, dict[str, Any]] = {}
         patterns = (forward or {}).get(call.ingress) or []
         self._forwarded = forwarded_headers(call.headers, patterns) if call.headers else ()
 
     def for_route(self, cand: Candidate) -> Prepared:
         call = self.call
-        target = target_dialect(call.ingress, cand)
+        target = translation_target(call.ingress, cand.endpoint)
         if target is None:
             raise AttemptFailure(
                 FailureKind.REQUEST,
@@ -138,7 +123,15 @@ class UpstreamRequest:
                 status=400,
             )
         native = target == call.ingress
-        body = dict(call.body) if native else dict(self._translated(target))
+        refusal, dropped = translation_check(call, target, self._lossy)
+        if refusal is not None:
+            # Not this route's fault: the walk moves on, and when no route can carry it the client
+            # gets this 400 naming the field (SPEC §1.6).
+            raise AttemptFailure(FailureKind.REQUEST, refusal, status=400)
+        if native:
+            body = dict(drop_sealed_reasoning(call.body) if target == "responses" else call.body)
+        else:
+            body = dict(self._translated(target))
         body["model"] = cand.route.model_id
         effort = route_effort(call, cand)
         if call.effort is not None and (effort != call.effort or not native):
@@ -163,6 +156,7 @@ class UpstreamRequest:
             headers=self.headers(cand, target, native),
             body=encode_request(body),
             effort=effort,
+            dropped=dropped,
         )
 
     def headers(self, cand: Candidate, dialect: str, native: bool) -> tuple[tuple[str, str], ...]:
@@ -190,9 +184,4 @@ class UpstreamRequest:
         return base
 
     def _translate(self, target: str) -> dict[str, Any]:
-        body = _TRANSLATE[(self.call.ingress, target)](self.call.body)
-        if target == "anthropic":
-            # Reasoning that another (non-Anthropic) route produced earlier in the conversation carries no
-            # signature; Anthropic rejects such thinking blocks, so they do not go upstream.
-            body = drop_unsigned_thinking(body)
-        return body
+        return translate_request_for(self.call.ingress, self.call.body, target)

@@ -140,6 +140,8 @@ class TranslatingStreamRelay:
                 self.routing = find_routing(t.upstream_extra) or self.routing
                 self.usage = t.usage
                 self.state.add_usage(None, t.usage)
+                if t.dropped:  # reply parts the client's dialect cannot express (citations, server tools)
+                    self.state.dropped = list(dict.fromkeys([*self.state.dropped, *t.dropped]))
                 t.set_metadata(self.state.metadata())
                 out.append(t.finish())
                 await self._send(out, final=True)

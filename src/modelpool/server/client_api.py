@@ -118,7 +118,10 @@ async def _once(
     gw: Engine, ingress: Ingress, call: Call, send: Send, watch: DisconnectWatch, trace: CallTrace
 ) -> None:
     walker = gw.walker(call)
-    relay = once_relay(call, gw.client, gw.inner_order, gw.runtime.config.server.forward_headers)
+    cfg = gw.runtime.config
+    relay = once_relay(
+        call, gw.client, gw.inner_order, cfg.server.forward_headers, cfg.pool.lossy_translation
+    )
     trace.walker, trace.relay = walker, relay
     try:
         await walker.run(trace.timed(relay.attempt, gw.observer.in_flight))
@@ -149,8 +152,9 @@ async def _stream(
     async def emit(data: bytes) -> None:
         await send({"type": "http.response.body", "body": data, "more_body": True})
 
-    forward = gw.runtime.config.server.forward_headers
-    relay = stream_relay(call, gw.client, walker.state, start, emit, gw.inner_order, forward)
+    cfg = gw.runtime.config
+    forward, lossy = cfg.server.forward_headers, cfg.pool.lossy_translation
+    relay = stream_relay(call, gw.client, walker.state, start, emit, gw.inner_order, forward, lossy)
     trace.walker, trace.relay = walker, relay
     try:
         await walker.run(trace.timed(relay.attempt, gw.observer.in_flight))
