@@ -132,13 +132,15 @@ def demotion_reason(losses: Iterable[Loss], target: str) -> str | None:
 
 def refusal_message(losses: Iterable[Loss], target: str) -> str | None:
     """The 400 message of an attempt refused under `pool.lossy_translation: refuse`, or None."""
-    names = _names(blocking(losses))
+    lost = blocking(losses)
+    names = _names(lost)
     if not names:
         return None
+    why = "; ".join(dict.fromkeys(loss.why for loss in lost if loss.why))
     return (
         f"this route must translate the request to {_TARGET_NAME.get(target, target)}, which cannot carry "
-        f"{', '.join(names)}; use a route that speaks the request's API, or set "
-        f"pool.lossy_translation: allow to send it without them"
+        f"{', '.join(names)}" + (f" ({why})" if why else "") + "; use a route that speaks the request's "
+        "API, or set pool.lossy_translation: allow to send it without them"
     )
 
 

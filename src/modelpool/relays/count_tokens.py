@@ -47,7 +47,10 @@ async def _ask(
 ) -> bytes | None:
     names = {n for n, _ in forwarded}
     headers = (*(h for h in cand.endpoint.headers_for("anthropic") if h[0].lower() not in names), *forwarded)
-    payload = orjson.dumps({**body, "model": cand.route.model_id})
+    try:
+        payload = orjson.dumps({**body, "model": cand.route.model_id})
+    except orjson.JSONEncodeError:
+        return None  # nested deeper than orjson encodes (254): no route can take it; the estimate answers
     try:
         async with asyncio.timeout(COUNT_TIMEOUT):
             resp = await client.post(cand.endpoint.count_tokens_url, headers, payload)
