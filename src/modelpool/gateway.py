@@ -29,6 +29,7 @@ from modelpool.config import (
     state_dir,
 )
 from modelpool.events import EventBus, LastPlans, LiveRoute, SessionLog
+from modelpool.fleet import FleetView
 from modelpool.health.registry import HealthRegistry
 from modelpool.observe import Observer
 from modelpool.periods import CalendarStore, default_cache_path
@@ -104,6 +105,7 @@ class Gateway:
         self.events = EventBus()
         self.sessions = SessionLog()
         self.questions = QuestionBoard(self.events)
+        self.fleet = FleetView(self.state, self.events, self.sessions, self.questions)  # shared: SPEC §9
         self.sink = GatewaySink(self.health, self.pins, self.events, clock)
         cfg = loaded.config
         self.calendar = CalendarStore(
@@ -154,6 +156,7 @@ class Gateway:
         self.dashboard_layer = await self.state.load("dashboard")
         for key, value in (await self.state.load("counters")).items():
             self.replica("counters", key, value)
+        await self.fleet.start()
         await self._apply(self.loaded, rediscover=True)
         self.priors.warm(self.runtime)
         await self.calendar.start()
@@ -173,6 +176,7 @@ class Gateway:
         await self.calendar.stop()
         await self.aggregators.close()
         await self.client.close()
+        await self.fleet.stop()
         await self.state.close()
         self.started = False
 
