@@ -157,6 +157,7 @@ class Gateway:
         for key, value in (await self.state.load("counters")).items():
             self.replica("counters", key, value)
         await self.fleet.start()
+        self.observer.start_tracing(self.loaded.config.tracing)  # SPEC §1.2: only when configured
         await self._apply(self.loaded, rediscover=True)
         self.priors.warm(self.runtime)
         await self.calendar.start()
@@ -178,6 +179,7 @@ class Gateway:
         await self.client.close()
         await self.fleet.stop()
         await self.state.close()
+        await asyncio.to_thread(self.observer.stop_tracing)  # flushes the last spans (bounded)
         self.started = False
 
     async def __aenter__(self) -> Gateway:

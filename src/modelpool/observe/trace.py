@@ -66,6 +66,7 @@ class CallTrace:
         "attempts",
         "call",
         "ingress",
+        "otel",
         "outcome",
         "relay",
         "request_id",
@@ -95,6 +96,7 @@ class CallTrace:
         self.t_end = 0.0
         self.served: str | None = None
         self.attempts: list[AttemptRecord] = []
+        self.otel: Any = None  # the call's OpenTelemetry spans (`observe.otel.CallSpans`) when tracing
 
     @property
     def header(self) -> tuple[bytes, bytes]:
@@ -110,6 +112,8 @@ class CallTrace:
             self.attempt_at = now
             key = cand.key
             in_flight[key] = in_flight.get(key, 0) + 1
+            if self.otel is not None:
+                return await self._traced(attempt, cand, in_flight)
             try:
                 result = await attempt(cand)
             finally:
@@ -119,6 +123,22 @@ class CallTrace:
             return result
 
         return run
+
+    async def _traced(self, attempt: AttemptFn, cand: Candidate, in_flight: dict[str, int]) -> Any:
+        """`timed` with an attempt span around it (tracing on): its context goes upstream."""
+        span = self.otel.attempt_started(cand, self.call)
+        error: BaseException | None = None
+        try:
+            result = await attempt(cand)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            in_flight[cand.key] -= 1
+            self.up_end = time.monotonic()
+            self.otel.attempt_ended(span, error)
+        self.result = result
+        return result
 
     def end(self) -> None:
         self.t_end = time.monotonic()

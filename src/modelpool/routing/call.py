@@ -26,6 +26,8 @@ class Call:
     locale: str = "en"  # from Accept-Language: the language of the inline switch notice
     has_images: bool = False  # SPEC §3.1 step 2
     has_tools: bool = False  # step 3
+    # W3C trace context for the upstream request (tracing on: the current attempt's span), else empty.
+    trace_headers: tuple[tuple[str, str], ...] = ()
     _est_tokens: int | None = field(default=None, repr=False)
 
     @property

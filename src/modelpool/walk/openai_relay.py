@@ -45,8 +45,8 @@ def upstream_headers(call: Call, cand: Candidate) -> tuple[tuple[str, str], ...]
     affinity follows conversations rather than a fingerprint of the first message (two subagents opening
     with the same prompt would otherwise share one aggregator pin)."""
     if cand.endpoint.aggregator and call.session_id and not call.session_id.startswith("fp-"):
-        return (*cand.endpoint.headers, ("x-session-id", call.session_id))
-    return cand.endpoint.headers
+        return (*cand.endpoint.headers, ("x-session-id", call.session_id), *call.trace_headers)
+    return (*cand.endpoint.headers, *call.trace_headers) if call.trace_headers else cand.endpoint.headers
 
 
 def route_effort(call: Call, cand: Candidate) -> str | None:
