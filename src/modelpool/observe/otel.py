@@ -82,27 +82,32 @@ class _Attempt:
 class CallSpans:
     """The spans of one client call, held on its `CallTrace` while the call runs."""
 
-    __slots__ = ("attempts", "root", "tracer")
+    __slots__ = ("attempts", "recording", "root", "tracer")
 
     def __init__(self, tracer: Any, root: Any) -> None:
         self.tracer = tracer
         self.root = root
+        self.recording: bool = root.is_recording()  # False: not sampled, only the context goes upstream
         self.attempts: list[_Attempt] = []
 
-    def attempt_started(self, cand: Candidate, call: Call | None) -> _Attempt:
+    def attempt_started(self, cand: Candidate, call: Call | None) -> _Attempt | None:
+        if not self.recording:
+            # Not sampled: no attempt spans (they would not be either), the call's context goes upstream.
+            if call is not None and not call.trace_headers:
+                call.trace_headers = _headers(self.root)
+            return None
         ctx = otel_trace.set_span_in_context(self.root)
         span = self.tracer.start_span(f"{OPERATION} {cand.route.model_id}", context=ctx, kind=SpanKind.CLIENT)
         attempt = _Attempt(span, cand)
         self.attempts.append(attempt)
         if call is not None:
-            # The upstream request continues this attempt's trace (W3C trace context).
-            carrier: dict[str, str] = {}
-            _PROPAGATOR.inject(carrier, otel_trace.set_span_in_context(span))
-            call.trace_headers = tuple(carrier.items())
+            call.trace_headers = _headers(span)  # the upstream request continues this attempt's trace
         return attempt
 
     @staticmethod
-    def attempt_ended(attempt: _Attempt, error: BaseException | None) -> None:
+    def attempt_ended(attempt: _Attempt | None, error: BaseException | None) -> None:
+        if attempt is None:
+            return
         attempt.end = time.time_ns()
         if error is None:
             return
@@ -114,6 +119,8 @@ class CallSpans:
 
     def finish(self, trace: CallTrace, tokens: tuple[int | None, int | None]) -> None:
         """After the response went out: the attributes, then the spans end at the times measured."""
+        if not self.recording:
+            return
         call, served = trace.call, trace.served
         state = trace.walker.state if trace.walker is not None else None
         meta = state.metadata() if state is not None else {}
@@ -174,6 +181,13 @@ def _end_attempt(attempt: _Attempt, served: bool) -> None:
         span.set_attribute("error.type", attempt.kind)
         span.set_status(Status(StatusCode.ERROR, attempt.kind))
     span.end(end_time=attempt.end)
+
+
+def _headers(span: Any) -> tuple[tuple[str, str], ...]:
+    """W3C trace context headers naming `span` as the parent."""
+    carrier: dict[str, str] = {}
+    _PROPAGATOR.inject(carrier, otel_trace.set_span_in_context(span))
+    return tuple(carrier.items())
 
 
 def _usage(span: Any, tokens: tuple[int | None, int | None]) -> None:
