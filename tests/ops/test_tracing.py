@@ -37,7 +37,7 @@ def sdk(gw: GatewayServer) -> openai.OpenAI:
 
 
 def chat(gw: GatewayServer, traceparent: str | None = TRACEPARENT, stream: bool = False) -> Any:
-    headers = {"traceparent": traceparent} if traceparent else {}
+    headers = {"traceparent": traceparent, "tracestate": "vendor=abc"} if traceparent else {}
     messages = [{"role": "user", "content": "hello"}]
     client = sdk(gw)
     if stream:
@@ -94,6 +94,7 @@ def test_a_plain_call_is_one_span_with_one_attempt_child_and_the_client_trace_go
     assert root["start"] <= attempt["start"] <= attempt["end"] <= root["end"]
     # The upstream request carries the trace: the client's trace id, the attempt span as its parent.
     assert upstream_traceparent(fleet, "alpha") == (CLIENT_TRACE, attempt["span_id"], "01")
+    assert fleet.calls("alpha")[0].headers["tracestate"] == "vendor=abc"  # vendor state travels along
 
 
 def test_a_streamed_call_records_its_usage(fleet: FleetThread) -> None:
