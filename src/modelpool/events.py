@@ -28,11 +28,32 @@ class EventBus:
         self._subscribers: set[asyncio.Queue[dict[str, Any]]] = set()
         self._ids = itertools.count(1)
         self._on_unwatched: list[Callable[[], None]] = []
+        # The fleet view (shared state, `modelpool.fleet`): where this replica's events go to the others,
+        # how many watchers the others have, and who hears of a change in this replica's watchers.
+        self.forward: Callable[[dict[str, Any], bool], None] | None = None
+        self.remote_watchers: Callable[[], int] | None = None
+        self.on_watchers: Callable[[int], None] | None = None
 
     def publish(self, type: str, *, keep: bool = True, **data: Any) -> dict[str, Any]:
         """`keep=False` sends to live watchers only: per-call events (`served`) would otherwise push the
         rarer switches and failures out of the replay buffer."""
         event = {"id": next(self._ids), "type": type, "at": time.time(), **data}
+        if self.forward is not None:
+            self.forward(event, keep)
+        self._fan_out(event, keep)
+        if type in ("switch", "failure", "question"):
+            log.info("%s %s", type, {k: v for k, v in data.items() if k != "plan"})
+        return event
+
+    def deliver(self, event: dict[str, Any], keep: bool = True) -> None:
+        """An event another replica published (the fleet view): to the replay buffer in time order and
+        to the live watchers, never forwarded again."""
+        ring = self._ring
+        self._fan_out(event, keep)
+        if keep and len(ring) > 1 and ring[-2]["at"] > event["at"]:  # arrived late (a resync)
+            self._ring = deque(sorted(ring, key=lambda e: e["at"]), maxlen=RING)
+
+    def _fan_out(self, event: dict[str, Any], keep: bool) -> None:
         if keep:
             self._ring.append(event)
         for queue in list(self._subscribers):
@@ -40,9 +61,6 @@ class EventBus:
                 queue.put_nowait(event)
             except asyncio.QueueFull:
                 pass  # a stalled watcher loses events; calls never wait for it
-        if type in ("switch", "failure", "question"):
-            log.info("%s %s", type, {k: v for k, v in data.items() if k != "plan"})
-        return event
 
     def recent(self, limit: int = 100) -> list[dict[str, Any]]:
         return list(self._ring)[-limit:]
@@ -50,11 +68,19 @@ class EventBus:
     def subscribe(self) -> asyncio.Queue[dict[str, Any]]:
         queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(SUBSCRIBER_QUEUE)
         self._subscribers.add(queue)
+        if self.on_watchers is not None:
+            self.on_watchers(len(self._subscribers))
         return queue
 
     def unsubscribe(self, queue: asyncio.Queue[dict[str, Any]]) -> None:
         self._subscribers.discard(queue)
-        if not self._subscribers:
+        if self.on_watchers is not None:
+            self.on_watchers(len(self._subscribers))
+        self.check_unwatched()
+
+    def check_unwatched(self) -> None:
+        """Nobody watches anywhere any more: tell the consent gate (its open questions proceed)."""
+        if not self.watchers:
             for callback in list(self._on_unwatched):
                 callback()
 
@@ -64,6 +90,12 @@ class EventBus:
 
     @property
     def watchers(self) -> int:
+        """Live watchers: this process's, plus the other replicas' when the fleet view is shared."""
+        remote = self.remote_watchers
+        return len(self._subscribers) + (remote() if remote is not None else 0)
+
+    @property
+    def local_watchers(self) -> int:
         return len(self._subscribers)
 
 
@@ -85,9 +117,9 @@ class LiveRoute:
     # route (admin API, dashboard) — on every call it was dicts for every route of the pool, then thrown away.
     explain: Callable[[], dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, plan: bool = True) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "explain"}
-        out["plan"] = self.explain() if self.explain is not None else None
+        out["plan"] = self.explain() if plan and self.explain is not None else None
         return out
 
 
@@ -97,12 +129,15 @@ class SessionLog:
     def __init__(self, limit: int = MAX_SESSIONS) -> None:
         self._sessions: OrderedDict[str, LiveRoute] = OrderedDict()
         self._limit = limit
+        self.on_record: Callable[[LiveRoute], None] | None = None  # the fleet view ships it (shared state)
 
     def record(self, live: LiveRoute) -> None:
         self._sessions[live.session] = live
         self._sessions.move_to_end(live.session)
         while len(self._sessions) > self._limit:
             self._sessions.popitem(last=False)
+        if self.on_record is not None:
+            self.on_record(live)
 
     def get(self, session: str) -> LiveRoute | None:
         return self._sessions.get(session)

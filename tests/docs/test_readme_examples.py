@@ -61,6 +61,7 @@ def test_every_guide_is_marked() -> None:
         "curl-messages",
         "lb-config",
         "lb-serve",
+        "tracing-config",
     }
 
 
@@ -244,3 +245,21 @@ def test_behind_a_load_balancer_with_redis(tmp_path: Path) -> None:
             proc.communicate(timeout=20)
         redis.terminate()
         redis.wait(10)
+
+
+def test_tracing_config_sends_spans_to_a_collector() -> None:
+    from otlp_receiver import OtlpReceiver
+
+    with OtlpReceiver() as rx, FleetThread(fleet_spec()) as ft:
+        # The documented collector address becomes the loopback receiver's; the rest as written.
+        text = example("tracing-config", DOC_URL).replace("http://127.0.0.1:4318", rx.endpoint)
+        cfg = ft.to_config(state={"backend": "memory"}, holidays={"source": "bundled"})
+        cfg["tracing"] = yaml.safe_load(text)["tracing"]
+        with GatewayServer(cfg) as gw:
+            client = openai.OpenAI(base_url=gw.url + "/v1", api_key="unused", max_retries=0)
+            reply = client.chat.completions.create(model=POOL, messages=[{"role": "user", "content": "hi"}])
+            assert reply.choices[0].message.content in POOL_ROUTES.values()
+        spans = rx.wait_spans(2)
+    names = {s["name"] for s in spans}
+    assert f"chat {POOL}" in names
+    assert {s["resource"]["service.name"] for s in spans} == {"modelpool"}

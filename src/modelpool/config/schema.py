@@ -393,6 +393,22 @@ class LoggingConfig(_Model):
         return v.lower() if isinstance(v, str) else v
 
 
+class TracingConfig(_Model):
+    """OpenTelemetry traces over OTLP/HTTP (SPEC §1.2; needs the `modelpool[otel]` extra)."""
+
+    otlp_endpoint: str = "http://127.0.0.1:4318"  # the collector; `/v1/traces` is added unless given
+    service_name: str = "modelpool"
+    # The share of new traces kept; a client that sent a sampled `traceparent` keeps its decision.
+    sample: float = Field(default=1.0, ge=0.0, le=1.0)
+
+    @field_validator("otlp_endpoint")
+    @classmethod
+    def _http_url(cls, v: str) -> str:
+        if not v.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL (OTLP over HTTP)")
+        return v
+
+
 class Config(_Model):
     server: ServerConfig = Field(default_factory=ServerConfig)
     state: StateConfig = Field(default_factory=StateConfig)
@@ -406,6 +422,7 @@ class Config(_Model):
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     prices: PriceSource = Field(default_factory=PriceSource)  # `{source: off}`: no price library at all
+    tracing: TracingConfig | None = None  # absent: no spans, OpenTelemetry never imported
 
     @field_validator("providers")
     @classmethod

@@ -31,6 +31,7 @@ from modelpool.config import (
 from modelpool.engine.accounts import Accounts
 from modelpool.engine.replica import ReplicaApplier, cursor_key
 from modelpool.events import EventBus, LastPlans, LiveRoute, SessionLog
+from modelpool.fleet import FleetView
 from modelpool.health.registry import HealthRegistry
 from modelpool.periods import CalendarStore, default_cache_path
 from modelpool.protocols.errors import ClientError
@@ -61,6 +62,8 @@ class CallObserver(Protocol):
     def done(self, trace: Any) -> None: ...
     def render(self) -> bytes: ...
     def close(self) -> None: ...
+    def start_tracing(self, config: Any) -> None: ...
+    def stop_tracing(self) -> None: ...
 
 
 class NoObserver:
@@ -79,6 +82,12 @@ class NoObserver:
         return b""
 
     def close(self) -> None:
+        return None
+
+    def start_tracing(self, config: Any) -> None:
+        return None
+
+    def stop_tracing(self) -> None:
         return None
 
 
@@ -135,6 +144,7 @@ class Engine:
         self.sessions = SessionLog()
         self.response_book = ResponseBook()  # Responses ids → the route that stored them
         self.questions = QuestionBoard(self.events)
+        self.fleet = FleetView(self.state, self.events, self.sessions, self.questions)  # shared: SPEC §9
         self.sink = GatewaySink(self.health, self.pins, self.events, clock)
         cfg = loaded.config
         self.calendar = CalendarStore(
@@ -185,6 +195,8 @@ class Engine:
         self.dashboard_layer = await self.state.load("dashboard")
         for key, value in (await self.state.load("counters")).items():
             self.replica("counters", key, value)
+        await self.fleet.start()
+        self.observer.start_tracing(self.loaded.config.tracing)  # SPEC §1.2: only when configured
         await self._apply(self.loaded, rediscover=True)
         await self.accounts.start()
         self.priors.warm(self.runtime)
@@ -206,7 +218,9 @@ class Engine:
         await self.aggregators.close()
         await self.client.close()
         await self.accounts.close()
+        await self.fleet.stop()
         await self.state.close()
+        await asyncio.to_thread(self.observer.stop_tracing)  # flushes the last spans (bounded)
         self.started = False
 
     async def __aenter__(self) -> Self:

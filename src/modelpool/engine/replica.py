@@ -2,7 +2,8 @@
 
 The gateway keeps routing on local memory; this is the one place where shared changes land in it:
 health records and rests (`health`), sticky and operator pins (`pins`), the dashboard layer with its
-roster switches (`dashboard`), and the round-robin cursors (`counters`). Nothing here persists back —
+roster switches (`dashboard`), the round-robin cursors (`counters`) and the fleet view (`live.*`:
+other replicas' sessions, events, watchers and answers, see `modelpool.fleet`). Nothing here persists back —
 the change already is in the shared store.
 """
 
@@ -35,6 +36,8 @@ class ReplicaApplier:
             self._dashboard(key, value)
         elif namespace == "counters" and key.startswith(CURSOR_PREFIX) and isinstance(value, int):
             gw.planner.set_cursor(key[len(CURSOR_PREFIX) :], value)
+        elif namespace.startswith("live."):  # the fleet view: sessions, events, watchers, answers
+            gw.fleet.apply(namespace, key, value)
 
     def _dashboard(self, key: str, value: Any) -> None:
         layer = dict(self.gw.dashboard_layer)

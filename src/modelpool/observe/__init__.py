@@ -48,6 +48,7 @@ class Observer:
         self.mp_dir = multiprocess_dir()
         self.tally = Tally()
         self.in_flight = self.tally.in_flight
+        self.tracing: Any = None  # `observe.otel.Tracing` once the gateway started with `tracing:`
         self._collector = GatewayCollector(gw)
         self._flusher = Flusher(self.tally) if self.mp_dir else None
         self._flush_pending = False
@@ -61,13 +62,38 @@ class Observer:
         self.registry.register(self._collector)
 
     def begin(self, ingress: str, headers: Mapping[str, str]) -> CallTrace:
-        return CallTrace(ingress, headers)
+        trace = CallTrace(ingress, headers)
+        if self.tracing is not None:
+            trace.otel = self.tracing.begin(headers)
+        return trace
+
+    def start_tracing(self, config: Any) -> None:
+        """`tracing:` in the config: load OpenTelemetry (the `otel` extra) and export spans; absent, nothing
+        of it is imported."""
+        if config is None or self.tracing is not None:
+            return
+        try:
+            from modelpool.observe.otel import Tracing
+        except ImportError as exc:  # a missing extra must not take the gateway down: say so, serve
+            logging.getLogger("modelpool.observe").error(
+                "tracing is configured but OpenTelemetry is missing (pip install 'modelpool[otel]'): %s",
+                exc,
+            )
+            return
+        self.tracing = Tracing(config)
+
+    def stop_tracing(self) -> None:
+        tracing, self.tracing = self.tracing, None
+        if tracing is not None:
+            tracing.shutdown()
 
     def done(self, trace: CallTrace) -> None:
         try:
             trace.end()
             self.tally.record(trace)
             self.gw.accounts.finish(trace.key, trace.ticket, trace.walker, trace.served)
+            if trace.otel is not None:
+                trace.otel.finish(trace, usage_tokens(trace.relay) if trace.served else (None, None))
             if call_log.isEnabledFor(logging.INFO):
                 fast = logs.fast_call_line
                 if fast is not None:

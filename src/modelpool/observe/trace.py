@@ -65,6 +65,7 @@ class CallTrace:
         "call",
         "ingress",
         "key",
+        "otel",
         "outcome",
         "relay",
         "request_id",
@@ -97,6 +98,7 @@ class CallTrace:
         self.attempts: list[AttemptRecord] = []
         self.key = "-"  # the client key's name or short hash (SPEC §14); "-" when keys are off
         self.ticket: Any = None  # what admission reserved for a key with limits
+        self.otel: Any = None  # the call's OpenTelemetry spans (`observe.otel.CallSpans`) when tracing
 
     @property
     def header(self) -> tuple[bytes, bytes]:
@@ -112,6 +114,8 @@ class CallTrace:
             self.attempt_at = now
             key = cand.key
             in_flight[key] = in_flight.get(key, 0) + 1
+            if self.otel is not None:
+                return await self._traced(attempt, cand, in_flight)
             try:
                 result = await attempt(cand)
             finally:
@@ -121,6 +125,22 @@ class CallTrace:
             return result
 
         return run
+
+    async def _traced(self, attempt: AttemptFn, cand: Candidate, in_flight: dict[str, int]) -> Any:
+        """`timed` with an attempt span around it (tracing on): its context goes upstream."""
+        span = self.otel.attempt_started(cand, self.call)
+        error: BaseException | None = None
+        try:
+            result = await attempt(cand)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            in_flight[cand.key] -= 1
+            self.up_end = time.monotonic()
+            self.otel.attempt_ended(span, error)
+        self.result = result
+        return result
 
     def end(self) -> None:
         self.t_end = time.monotonic()

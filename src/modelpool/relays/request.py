@@ -170,6 +170,8 @@ class UpstreamRequest:
             base = (*(h for h in base if h[0].lower() not in names), *self._forwarded)
         if cand.endpoint.aggregator and call.session_id and not call.session_id.startswith("fp-"):
             base = (*base, ("x-session-id", call.session_id))
+        if call.trace_headers:  # W3C trace context of this attempt's span (tracing on, SPEC §1.2)
+            base = (*base, *call.trace_headers)
         return base
 
     def _translated(self, target: str) -> dict[str, Any]:

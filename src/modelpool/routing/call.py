@@ -28,6 +28,8 @@ class Call:
     has_images: bool = False  # SPEC §3.1 step 2
     has_tools: bool = False  # step 3
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)  # the client's request headers
+    # W3C trace context for the upstream request (tracing on: the current attempt's span), else empty.
+    trace_headers: tuple[tuple[str, str], ...] = ()
     _est_tokens: int | None = field(default=None, repr=False)
     # Translation losses by target dialect (`routing.lossy.call_losses`), computed when first needed.
     _losses: dict[str, tuple[Any, ...]] | None = field(default=None, repr=False)

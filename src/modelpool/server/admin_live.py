@@ -28,12 +28,13 @@ async def _body(request: Request) -> dict[str, Any]:
 
 
 async def sessions(gw: Engine, request: Request) -> Response:
-    return json_response({"sessions": [s.to_dict() for s in gw.sessions.all()]})
+    # Every replica's sessions when the state is shared (the fleet view), this process's otherwise.
+    return json_response({"sessions": gw.fleet.all_sessions()})
 
 
 async def session(gw: Engine, request: Request) -> Response:
     sid = request.path_params["sid"]
-    live = gw.sessions.get(sid)
+    live, here = gw.fleet.session(sid)
     plan = gw.last_plans.get(sid)
     pins = {pool: pin.route for (s, pool), pin in gw.pins.sessions().items() if s == sid}
     if live is None and plan is None and not pins:
@@ -43,8 +44,9 @@ async def session(gw: Engine, request: Request) -> Response:
     return json_response(
         {
             "session": sid,
-            "live_route": live.to_dict() if live else None,
-            "last_plan": plan.explain() if plan is not None else None,
+            "live_route": live,
+            # The plan is this process's: it explains the live route only when this replica served it.
+            "last_plan": plan.explain() if plan is not None and (here or live is None) else None,
             "pins": pins,
         }
     )
@@ -81,7 +83,7 @@ async def pins(gw: Engine, request: Request) -> Response:
 
 
 async def questions(gw: Engine, request: Request) -> Response:
-    return json_response({"questions": [q.public() for q in gw.questions.pending()]})
+    return json_response({"questions": gw.fleet.pending_questions()})
 
 
 async def answer(gw: Engine, request: Request) -> Response:
@@ -90,10 +92,12 @@ async def answer(gw: Engine, request: Request) -> Response:
     if not isinstance(text, str) or not text.strip():
         raise ValueError("'answer' must be a non-empty string ('switch', 'keep' or free text)")
     try:
-        q = gw.questions.answer(request.path_params["qid"], text)
+        q = gw.fleet.answer(request.path_params["qid"], text)
     except KeyError:
         return json_response({"error": {"message": "unknown question", "type": "not_found_error"}}, 404)
-    return json_response(q.public())
+    except RuntimeError as exc:
+        return json_response({"error": {"message": str(exc), "type": "unavailable_error"}}, 503)
+    return json_response(q)
 
 
 async def probe(gw: Engine, request: Request) -> Response:

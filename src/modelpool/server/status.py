@@ -106,6 +106,7 @@ def status_report(gw: Engine) -> dict[str, Any]:
         "config_version": rt.version,
         "warnings": list(gw.loaded.warnings) + list(rt.catalog.warnings),
         "state": gw.state.describe(),
+        "fleet": gw.fleet.describe(),
         "providers": [
             {
                 "id": e.id,

@@ -55,6 +55,13 @@ class StateBackend(ABC):
         """Register `listener(namespace, key, value)` for changes made by *other* processes (a deleted
         key arrives as None; a counter as its shared value). Backends that are not shared never call it."""
 
+    def share(self, namespace: str, key: str, value: Any, ttl: float) -> None:  # noqa: B027
+        """An ephemeral item for the other replicas (the fleet view: sessions, events, watchers), kept
+        `ttl` seconds; returns at once. Not persisted, not restored: the owner re-shares its own items
+        whenever the shared store (re)connects (`on_connect`). Backends that are not shared drop it."""
+
+    on_connect: Callable[[], None] | None = None  # called when a shared store (re)connects
+
     def bump(self, namespace: str, key: str, local_value: int) -> None:  # noqa: B027
         """One step of a shared monotonic counter (a round-robin cursor) this process took; returns at
         once. Backends that are not shared keep counters in the process only."""

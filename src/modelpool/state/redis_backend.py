@@ -32,6 +32,9 @@ from modelpool.state.redis_book import Listener, SyncBook
 log = logging.getLogger(__name__)
 
 SHARED_NAMESPACES = ("health", "pins", "dashboard", "roster", "meta")
+# The fleet view (sessions, events, watcher counts): ephemeral items with a TTL, reloaded after an outage
+# like the rest but never kept for a restore — each replica re-shares its own on every (re)connect.
+LIVE_NAMESPACES = ("live.sessions", "live.events", "live.watchers")
 HEARTBEAT = 1.0  # an idle writer pings this often, so a dead Redis is noticed without traffic
 MIN_BACKOFF, MAX_BACKOFF = 0.2, 5.0
 BULK_TIMEOUT = 3.0  # loads (start-up, resync) read many keys; they run in the background anyway
@@ -143,6 +146,11 @@ class RedisBackend(StateBackend):
             await self._prepare(self._bulk)
             self._mark_healthy()
             self._connected.set()
+            if self.on_connect is not None:
+                try:
+                    self.on_connect()
+                except Exception:  # the fleet view must never stop the state sync
+                    log.exception("state: re-sharing the fleet view failed")
             await self.flush()
             if self._resync:
                 await self._reload()
@@ -202,6 +210,12 @@ class RedisBackend(StateBackend):
     def delete(self, namespace: str, key: str) -> None:
         self.book.delete(namespace, key)
         self._wake.set()
+
+    def share(self, namespace: str, key: str, value: Any, ttl: float) -> None:
+        # While Redis is away the fleet view is per process: nothing piles up, `on_connect` re-shares.
+        if self._healthy:
+            self.book.share(namespace, key, value, ttl)
+            self._wake.set()
 
     def bump(self, namespace: str, key: str, local_value: int) -> None:
         """Count one step of a shared monotonic counter this replica took, now at `local_value`."""
@@ -269,7 +283,7 @@ class RedisBackend(StateBackend):
 
     async def _reload(self) -> None:
         """Pull the whole shared state into local memory (after an outage or a late first connect)."""
-        for ns in SHARED_NAMESPACES:
+        for ns in SHARED_NAMESPACES + LIVE_NAMESPACES:
             self.book.apply_loaded(ns, await self._fetch(ns))
         self.book.apply_loaded("counters", await self._fetch_counters("counters"))
 

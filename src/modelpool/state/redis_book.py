@@ -26,6 +26,7 @@ Stored = tuple[str, float | None]  # a value's JSON text and when it expires (ep
 Item = tuple[str, dict[str, Any]]  # a Redis key and its entry in the batch script's items
 Batch = tuple[dict[tuple[str, str], Stored | None], dict[tuple[str, str], list[int]], list[HealthOp]]
 
+LIVE = "live."  # the fleet view's namespaces: ephemeral, never mirrored for a restore
 INFLIGHT_PATIENCE = 5.0  # seconds to wait for the echo of a health merge before taking others' again
 
 
@@ -55,6 +56,10 @@ class SyncBook:
             self.health[key] = self.latest[key] = value
         else:
             self.values[(ns, key)] = self.mirror[(ns, key)] = stored(ns, key, value)
+
+    def share(self, ns: str, key: str, value: Any, ttl: float) -> None:
+        """An ephemeral item: sent once with its TTL, never mirrored (its owner re-shares it)."""
+        self.values[(ns, key)] = (encode(value), time.time() + ttl)
 
     def delete(self, ns: str, key: str) -> None:
         if ns == ops.HEALTH_NS:
@@ -208,7 +213,7 @@ class SyncBook:
             if ns == ops.HEALTH_NS:
                 self.confirmed.pop(key, None)
                 self.latest.pop(key, None)
-        elif ns != ops.HEALTH_NS:
+        elif ns != ops.HEALTH_NS and not ns.startswith(LIVE):
             self.mirror[(ns, key)] = stored(ns, key, value)
         self._deliver(ns, key, value)
 

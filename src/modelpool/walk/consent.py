@@ -63,6 +63,7 @@ class QuestionBoard:
         self._events = events
         self._questions: dict[str, Question] = {}
         self._ids = itertools.count(1)
+        self.id_suffix = ""  # shared state: the replica's id, so a question's id is unique in the fleet
         events.on_unwatched(self._unattended)
 
     async def ask(
@@ -97,7 +98,7 @@ class QuestionBoard:
     ) -> bool:
         now = time.time()
         q = Question(
-            id=f"q{next(self._ids)}",
+            id=f"q{next(self._ids)}{self.id_suffix}",
             pool=pool,
             session=session,
             from_route=from_route,
