@@ -33,6 +33,24 @@ SSE_HEADERS = [
 ]
 
 
+def plain_run(data: bytes, pos: int, specials: tuple[bytes, ...]) -> int:
+    """Where the run of whole events from `pos` in which none of `specials` occurs ends (`pos` if none).
+
+    After the commit point a native relay forwards such a run as it came, without an event object or a
+    JSON parse per event: with a burst reply (the whole answer in one read, its terminator included) that
+    is every delta, and only the tail (the final event, the terminator) takes the event path. `data` is
+    whole `\n`-framed events (`sse.Events`) and `pos` an event's start. One search per special over the
+    read, not a loop per event: the run ends at the last event boundary before the first special."""
+    find = data.find
+    first = len(data)
+    for special in specials:
+        at = find(special, pos, first)
+        if at >= 0:
+            first = at
+    end = data.rfind(b"\n\n", pos, first)
+    return end + 2 if end >= 0 else pos
+
+
 class NativeStream:
     """One instance per client call and dialect; `attempt` is called once per native upstream attempt."""
 
