@@ -421,6 +421,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"floor relay pid {floor.pid} at {floor.url}")
         doc["litellm"] = _maybe_litellm(children, args, upstream, targets)
         doc["settings"] = {
+            "preset": "bench-native",
             "model": args.model,
             "upstream": args.upstream,
             "strategy": args.strategy,
