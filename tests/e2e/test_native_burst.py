@@ -101,3 +101,22 @@ def test_a_responses_error_after_the_commit_point_is_numbered_after_the_last_eve
     assert len(deltas) == TOKENS // 2 and got[-1][0] == "error"
     numbers = [obj["sequence_number"] for _, obj in got]
     assert numbers == sorted(set(numbers)) and numbers[-1] == numbers[-2] + 1
+
+
+TERMINATORS = {"anthropic": "message_stop", "responses": "response.completed"}
+
+
+@pytest.mark.parametrize("model", ["burst", "paced"])
+@pytest.mark.parametrize("dialect", sorted(CASES))
+def test_a_malformed_event_after_the_commit_point_ends_the_stream_in_an_error(
+    ft: FleetThread, dialect: str, model: str
+) -> None:
+    """Bytes forwarded unparsed are screened for a truncated JSON event: the relay never passes one on
+    and then completes the stream as if nothing happened."""
+    provider, path, body = CASES[dialect]
+    ft.set_faults(provider, [Fault("malformed", after_tokens=TOKENS // 2)])
+    with gateway(ft, provider) as gw:
+        relayed = httpx.post(gw.url + path, json={**body, "model": model, "stream": True}, timeout=30)
+    names = [ev.event for ev in SSEParser().feed(relayed.content)]
+    assert names[-1] == "error" and TERMINATORS[dialect] not in names
+    assert b'"delta":\n' not in relayed.content  # the truncated event itself never reached the client

@@ -24,7 +24,7 @@ from modelpool.aggregators import find_routing
 from modelpool.health.classify import FailureKind
 from modelpool.protocols import anthropic as an
 from modelpool.protocols.sse import SSEEvent, SSEParser
-from modelpool.relays.native import NativeStream, plain_run
+from modelpool.relays.native import NativeStream, balanced, plain_run
 from modelpool.relays.reads import UpstreamReads, in_stream_failure_kind, stream_result
 from modelpool.upstream.client import AttemptFailure
 from modelpool.walk.walker import AttemptResult
@@ -71,6 +71,7 @@ class AnthropicStream(NativeStream):
                     and not a.offset
                     and not parser.pending
                     and not any(s in data for s in _SPECIAL)
+                    and balanced(data)  # a truncated (malformed) event takes the event path
                 ):
                     await self._emit(data)  # the usual read at model speed: deltas only
                     continue

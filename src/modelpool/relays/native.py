@@ -48,7 +48,17 @@ def plain_run(data: bytes, pos: int, specials: tuple[bytes, ...]) -> int:
         if at >= 0:
             first = at
     end = data.rfind(b"\n\n", pos, first)
-    return end + 2 if end >= 0 else pos
+    if end < 0 or not balanced(data, pos, end):
+        return pos
+    return end + 2
+
+
+def balanced(data: bytes, start: int = 0, end: int | None = None) -> bool:
+    """As many `{` as `}` in `data[start:end]`: a cheap screen for a truncated (malformed) JSON event
+    before bytes go out unparsed. Braces inside JSON strings are not escaped, so answer text with an odd
+    brace fails it too: those bytes take the event path, which parses each event (slower, never wrong)."""
+    end = len(data) if end is None else end
+    return data.count(b"{", start, end) == data.count(b"}", start, end)
 
 
 class NativeStream:

@@ -26,7 +26,7 @@ import orjson
 from modelpool.aggregators import find_routing
 from modelpool.health.classify import FailureKind
 from modelpool.protocols.sse import SSEEvent, SSEParser
-from modelpool.relays.native import NativeStream, plain_run
+from modelpool.relays.native import NativeStream, balanced, plain_run
 from modelpool.relays.reads import UpstreamReads, in_stream_failure_kind, stream_result
 from modelpool.upstream.client import AttemptFailure
 from modelpool.walk.walker import AttemptResult
@@ -119,6 +119,7 @@ class ResponsesStream(NativeStream):
                     and not a.rewrite
                     and not parser.pending
                     and not any(s in data for s in _SPECIAL)
+                    and balanced(data)  # a truncated (malformed) event takes the event path
                 ):
                     _last_seq(data, a)
                     await self._emit(data)
