@@ -24,7 +24,11 @@ from harness.goals import GOAL_SCENARIOS, Goal, goals_table
 from harness.report import machine_info, machine_lines, now_utc
 
 HERE = Path(__file__).resolve().parent
-EXTRA_SCENARIOS = ["seq:anthropic", "seq:stream:anthropic", "r500", "r500:stream"]  # reported, no goal row
+# Reported, no goal row: sequential calls of each client dialect, native and translated, and open loop.
+EXTRA_SCENARIOS = [
+    "seq:anthropic", "seq:stream:anthropic", "seq:responses", "seq:stream:responses",
+    "seq:anthropic-x", "seq:stream:anthropic-x", "r500", "r500:stream",
+]  # fmt: skip
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -7,7 +7,9 @@
     python bench/overhead.py --litellm-cmd /tmp/litellm-venv/bin/litellm --json out.json --markdown
 
 Scenarios (`--scenarios`, comma-separated): `seq` = one call at a time, `cN` = N concurrent workers
-(closed loop), `rR` = R calls/s on a fixed schedule (open loop); `:stream` streams. See bench/README.md.
+(closed loop), `rR` = R calls/s on a fixed schedule (open loop); `:stream` streams; `:anthropic` /
+`:responses` = that client dialect on a route that speaks it (native relay), `:anthropic-x` /
+`:responses-x` = that client on a chat-only route (translated). See bench/README.md.
 """
 
 from __future__ import annotations
@@ -35,6 +37,12 @@ from harness.report import command_line, machine_info, markdown_block, now_utc, 
 from harness.run import guarded_run, interrupt_on_signals
 from harness.stats import Summary, Tally, comparisons, deltas
 
+# The API path of each client dialect, below `/v1` (the gateway's and the sim's alike).
+PATHS = {"openai": "/chat/completions", "anthropic": "/messages", "responses": "/responses"}
+DIALECT_FLAGS = {"anthropic": ("anthropic", False), "responses": ("responses", False),
+                 "anthropic-x": ("anthropic", True), "responses-x": ("responses", True)}  # fmt: skip
+_NAMES = {"anthropic": "Anthropic Messages", "responses": "OpenAI Responses"}
+
 STRATEGIES = [
     "priority", "round-robin", "weighted-random", "least-used", "fastest", "cheapest", "throughput", "score"
 ]  # fmt: skip
@@ -46,19 +54,31 @@ class Scenario:
     stream: bool
     concurrency: int = 1  # closed loop; ignored when rate is set
     rate: float | None = None  # open loop, calls per second
-    dialect: str = "openai"  # the gateway's ingress; "anthropic" = translated to the OpenAI route
+    dialect: str = "openai"  # the client's dialect: openai | anthropic | responses
     model: str | None = None  # None: --model
+    translated: bool = False  # the gateway's routes speak Chat Completions only (the `-x` flags)
 
     @classmethod
     def parse(cls, text: str) -> Scenario:
-        """`LOAD[:stream][:anthropic][@MODEL]`, LOAD = seq | cN | rR."""
+        """`LOAD[:stream][:DIALECT][@MODEL]`, LOAD = seq | cN | rR, DIALECT = anthropic | responses (native
+        relay) | anthropic-x | responses-x (translated onto a chat-only route)."""
         spec, _, model = text.strip().partition("@")
         load, *flags = spec.split(":")
-        if any(f not in ("stream", "anthropic") for f in flags) or len(set(flags)) != len(flags):
-            raise ValueError(f"scenario {text!r}: only ':stream' and ':anthropic' may follow the load")
+        dialect_flags = [f for f in flags if f in DIALECT_FLAGS]
+        if (
+            any(f != "stream" and f not in DIALECT_FLAGS for f in flags)
+            or len(set(flags)) != len(flags)
+            or len(dialect_flags) > 1
+        ):
+            raise ValueError(
+                f"scenario {text!r}: only ':stream' and one of ':anthropic', ':responses', "
+                "':anthropic-x', ':responses-x' may follow the load"
+            )
+        dialect, translated = DIALECT_FLAGS[dialect_flags[0]] if dialect_flags else ("openai", False)
         kw: dict[str, Any] = {
             "stream": "stream" in flags,
-            "dialect": "anthropic" if "anthropic" in flags else "openai",
+            "dialect": dialect,
+            "translated": translated,
             "model": model or None,
         }
         if load == "seq":
@@ -74,14 +94,20 @@ class Scenario:
                 return cls(text, rate=rate, **kw)
         raise ValueError(
             f"scenario {text!r}: use seq, cN (N workers) or rR (R calls/s), optionally ':stream', "
-            "':anthropic' (translated ingress) and '@MODEL'"
+            "':anthropic' / ':responses' (native), ':anthropic-x' / ':responses-x' (translated), '@MODEL'"
         )
 
     def describe(self) -> str:
         load = f"open loop {self.rate:g}/s" if self.rate else f"concurrency {self.concurrency}"
         text = f"{self.name}: {load}, {'stream' if self.stream else 'non-stream'}"
-        if self.dialect == "anthropic":
-            text += ", Anthropic ingress → OpenAI route (translated; direct = the OpenAI call)"
+        if self.dialect != "openai" and self.translated:
+            text += (
+                f", {_NAMES[self.dialect]} client → chat-only route (translated; direct = the OpenAI call)"
+            )
+        elif self.dialect != "openai":
+            text += (
+                f", {_NAMES[self.dialect]} client → a route that speaks it (native; direct = the same call)"
+            )
         return text + (f", model {self.model}" if self.model else "")
 
     def block_size(self, block: int) -> int:
@@ -97,7 +123,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument(
         "--scenarios",
         default="seq,seq:stream",
-        help="comma-separated: seq, cN, rR, + ':stream', ':anthropic', '@MODEL'; 'goals' = issue #9's set",
+        help="comma-separated: seq, cN, rR, + ':stream', ':anthropic' | ':responses' (native) | "
+        "':anthropic-x' | ':responses-x' (translated), '@MODEL'; 'goals' = the goal set",
     )
     ap.add_argument("--concurrency", type=int, action="append", default=[], help="add a cN scenario")
     ap.add_argument("--rate", type=float, action="append", default=[], help="add an open-loop rR scenario")
@@ -247,21 +274,38 @@ async def run_scenario(
     }
 
 
-def scenario_targets(targets: list[Target], sc: Scenario, args: argparse.Namespace) -> list[Target]:
-    """The targets of one scenario. Translated (`:anthropic`): the gateway gets the Anthropic body on
-    `/v1/messages` and its OpenAI route does the same upstream work as the direct OpenAI baseline; LiteLLM
-    sits out. LiteLLM also sits out the scenarios not in --litellm-scenarios (too slow for c256 × 200)."""
+def scenario_targets(
+    targets: list[Target], sc: Scenario, args: argparse.Namespace, twins: dict[str, Any] | None = None
+) -> list[Target]:
+    """The targets of one scenario, each on its dialect's path.
+
+    Native (`:anthropic`, `:responses`): every target speaks the client's dialect — the direct baseline
+    makes the same call to the sim's route, the gateway relays it natively, the floor forwards it.
+    Translated (`:anthropic-x`, `:responses-x`): the gateway target becomes its chat-only twin (`twins`:
+    the same routes declared `dialects: [openai]`), which gets the client's body and does the same upstream
+    work as the direct OpenAI baseline; the floor forwards the OpenAI body like the direct call; variants
+    without a twin sit out. LiteLLM takes part in plain OpenAI scenarios only, and only those in
+    --litellm-scenarios (too slow for c256 × 200)."""
     wanted = {n.strip() for n in args.litellm_scenarios.split(",")}
+    twins = twins if twins is not None else getattr(args, "twins", {})
     out = []
     for t in targets:
         if t.name == "litellm" and (sc.dialect != "openai" or not ("all" in wanted or sc.name in wanted)):
             continue
-        # The floor relay forwards bytes only: it keeps the OpenAI body, like the direct baseline.
-        if t.server is not None and t.name not in ("litellm", "floor") and sc.dialect == "anthropic":
-            t = Target(
-                t.name, t.url.replace("/v1/chat/completions", "/v1/messages"), t.server, dialect="anthropic"
-            )
-        out.append(t)
+        gateway = t.server is not None and t.name not in ("litellm", "floor")
+        if sc.dialect == "openai" or (sc.translated and not gateway):
+            out.append(t)
+            continue
+        server = t.server
+        if sc.translated:
+            if t.name not in twins:
+                continue
+            server = twins[t.name]
+            base = f"{server.url}/v1/chat/completions"
+        else:
+            base = t.url
+        url = base.removesuffix(PATHS["openai"]) + PATHS[sc.dialect]
+        out.append(Target(t.name, url, server, t.headers, dialect=sc.dialect))
     return out
 
 
@@ -279,17 +323,36 @@ async def check_targets(session: aiohttp.ClientSession, targets: list[Target], m
                 print(f"  {t.name}: {'stream' if stream else 'non-stream'} call served by {s.route}")
 
 
+async def check_upstream_dialect(
+    session: aiohttp.ClientSession, targets: list[Target], sc: Scenario, args: argparse.Namespace
+) -> None:
+    """The gateway really took the relay the scenario names: after one call through it, the sim's routes
+    recorded that call in the client's dialect (native) or in Chat Completions (translated)."""
+    gw = next(t for t in scenario_targets(targets, sc, args) if t.name == "modelpool")
+    roots = [procs.provider_root_url(args.sim_config, pid) for pid in ("alpha", "beta")]
+    for root in roots:
+        async with session.delete(f"{root}/_sim/calls") as resp:
+            resp.raise_for_status()
+    sample = await one_call(session, gw, make_body(args.model, True, dialect=gw.dialect), True, 0.0)
+    seen = []
+    for root in roots:
+        async with session.get(f"{root}/_sim/calls") as resp:
+            seen += [c["dialect"] for c in (await resp.json())["calls"]]
+    want = "openai" if sc.translated else sc.dialect
+    if not sample.ok or seen != [want]:
+        raise RuntimeError(f"{sc.describe()}: the upstream saw {seen} (expected [{want!r}]): {sample.error}")
+
+
 async def run_all(targets: list[Target], sim: procs.Child, args: argparse.Namespace) -> list[dict[str, Any]]:
     widest = max((sc.concurrency for sc in args.scenario_list), default=1)
     async with new_session(widest, args.timeout) as session:
         await check_targets(session, targets, args.model)
-        if any(sc.dialect == "anthropic" for sc in args.scenario_list):
-            gw = next(t for t in targets if t.name == "modelpool")
-            await check_targets(
-                session,
-                scenario_targets([gw], Scenario("x:anthropic", False, dialect="anthropic"), args),
-                args.model,
-            )
+        kinds = {(sc.dialect, sc.translated) for sc in args.scenario_list if sc.dialect != "openai"}
+        for dialect, translated in sorted(kinds):
+            check = Scenario("check", False, dialect=dialect, translated=translated)
+            print(f"  checking {check.describe().removeprefix('check: concurrency 1, non-stream, ')}")
+            await check_targets(session, scenario_targets(targets, check, args), args.model)
+            await check_upstream_dialect(session, targets, check, args)
         results = []
         for sc in args.scenario_list:
             print(f"running {sc.describe()} …", flush=True)
@@ -319,14 +382,26 @@ def main(argv: list[str] | None = None) -> int:
     children = procs.Children(workdir)
     doc: dict[str, Any] = {"date": now_utc(), "command": command_line(), "machine": machine_info()}
     with guarded_run(children, workdir, args.keep_logs) as run:
-        sim, sim_config = procs.start_sim(children)
+        # `alpha` and `beta` speak all three dialects: the direct baseline of a native scenario calls the
+        # sim in the client's dialect, and the gateway picks the native relay per attempt (SPEC §1.6).
+        sim, sim_config = procs.start_sim(children, preset="bench-native")
         upstream = procs.provider_base_url(sim_config, args.upstream)
-        # OpenAI routes only: a pool with an Anthropic route in its plan takes the translating relay even
-        # for an OpenAI client, so "same dialect" would not be the byte-faithful path.
+        args.sim_config = sim_config
+        # Two routes of one kind, no Anthropic-only route: the plans of every scenario stay the same.
         gateway = procs.start_gateway(
             children, sim_config, args.strategy, not args.no_sticky, providers=["alpha", "beta"]
         )
         print(f"sim fleet pid {sim.pid}, upstream {upstream}; gateway pid {gateway.pid} at {gateway.url}")
+        args.twins = {}
+        if any(sc.translated for sc in args.scenario_list):
+            # The translated scenarios' gateway: the same routes declared chat-only, so an Anthropic or
+            # Responses client goes through the translating relay.
+            twin = procs.start_gateway(
+                children, sim_config, args.strategy, not args.no_sticky, providers=["alpha", "beta"],
+                dialects=["openai"], name="gateway-chat-only",
+            )  # fmt: skip
+            args.twins["modelpool"] = twin
+            print(f"chat-only gateway (translated scenarios) pid {twin.pid} at {twin.url}")
         targets = [
             Target("direct", f"{upstream}/chat/completions", None),
             Target("modelpool", f"{gateway.url}/v1/chat/completions", gateway),
@@ -341,11 +416,12 @@ def main(argv: list[str] | None = None) -> int:
             targets.append(Target(name, f"{gw.url}/v1/chat/completions", gw))
             print(f"variant {name} ({assignments}) pid {gw.pid} at {gw.url}")
         if args.with_floor:
-            floor = procs.start_floor(children, f"{upstream}/chat/completions")
+            floor = procs.start_floor(children, upstream)
             targets.append(Target("floor", f"{floor.url}/v1/chat/completions", floor))
             print(f"floor relay pid {floor.pid} at {floor.url}")
         doc["litellm"] = _maybe_litellm(children, args, upstream, targets)
         doc["settings"] = {
+            "preset": "bench-native",
             "model": args.model,
             "upstream": args.upstream,
             "strategy": args.strategy,
@@ -356,7 +432,8 @@ def main(argv: list[str] | None = None) -> int:
             "time_limit": args.time_limit,
             "scenarios": [sc.name for sc in args.scenario_list],
         }
-        sampler = procs.RssSampler([t.server for t in targets if t.server is not None]).start()
+        watched = [t.server for t in targets if t.server is not None] + list(args.twins.values())
+        sampler = procs.RssSampler(watched).start()
         try:
             import uvloop
 
@@ -365,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
             results = asyncio.run(run_all(targets, sim, args))
         finally:
             doc["rss_series"] = sampler.stop()
-        doc["gateway_log_errors"] = procs.log_errors(gateway)
+        doc["gateway_log_errors"] = sum(procs.log_errors(g) for g in [gateway, *args.twins.values()])
         doc["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     if run.code is not None:
         return run.code
@@ -396,7 +473,8 @@ def _maybe_litellm(
 def _output(doc: dict[str, Any], results: list[dict[str, Any]], args: argparse.Namespace) -> None:
     tables, md_tables = [], []
     for res in results:
-        sc = Scenario(**{k: res[k] for k in ("name", "stream", "concurrency", "rate", "dialect", "model")})
+        keys = ("name", "stream", "concurrency", "rate", "dialect", "model", "translated")
+        sc = Scenario(**{k: res[k] for k in keys})
         title = sc.describe() + (" — TRUNCATED by --time-limit" if res["truncated"] else "")
         tables.append(scenario_table(title, res["summaries"], res["added"]))
         md_tables.append(scenario_table(title, res["summaries"], res["added"], md=True))

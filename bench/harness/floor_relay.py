@@ -1,10 +1,12 @@
 """The floor: the least a Python relay on this stack can do (uvicorn + uvloop + httptools, aiohttp, orjson).
 
-Raw ASGI, one upstream, no routing, no inspection, no failover: the request body is forwarded, the
-response's bytes go back as they arrive. `overhead.py --with-floor` runs it as one more target, so every
+Raw ASGI, one upstream, no routing, no inspection, no failover: the request body is forwarded to the
+same path under the upstream's API root (`/v1/chat/completions`, `/v1/messages`, `/v1/responses`: the
+floor of every dialect's native relay), the response's bytes go back as they arrive.
+`overhead.py --with-floor` runs it as one more target, so every
 run shows which part of the gateway's added latency is the server stack itself and which part is ours.
 
-    python bench/harness/floor_relay.py UPSTREAM_CHAT_URL PORT
+    python bench/harness/floor_relay.py UPSTREAM_API_ROOT PORT     # e.g. http://127.0.0.1:9001/v1
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 import aiohttp
 import uvicorn
 
-UPSTREAM = sys.argv[1] if len(sys.argv) > 1 else ""
+UPSTREAM = (sys.argv[1] if len(sys.argv) > 1 else "").rstrip("/")
 _session: aiohttp.ClientSession | None = None
 
 
@@ -38,7 +40,8 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         more = message.get("more_body", False)
     if _session is None:
         _session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
-    async with _session.post(UPSTREAM, data=body, headers={"content-type": "application/json"}) as resp:
+    url = UPSTREAM + scope["path"].removeprefix("/v1")
+    async with _session.post(url, data=body, headers={"content-type": "application/json"}) as resp:
         ctype = resp.headers.get("content-type", "application/json")
         headers = [(b"content-type", ctype.encode())]
         if not ctype.startswith("text/event-stream"):

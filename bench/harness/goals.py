@@ -1,4 +1,5 @@
-"""Issue #9's performance goals as rows: the figure each benchmark measured, the bound, met or not.
+"""Issues #9's and #17's performance goals as rows: the figure each benchmark measured, the bound, met
+or not.
 
 Each script turns its own results into `Goal` rows (`overhead_goals` here for bench/overhead.py; memory,
 startup and plan build theirs); bench/goals.py runs them all and prints one table. A goal whose scenario
@@ -13,9 +14,18 @@ from typing import Any
 
 # The scenarios of one goal run of bench/overhead.py, by name (see Scenario.parse).
 SEQ, SEQ_STREAM, C32 = "seq", "seq:stream", "c32"
-C256_STREAM, C256_TRANSLATED = "c256:stream@m200", "c256:stream:anthropic@m200"
-PACED_STREAM, PACED_TRANSLATED = "c256:stream@m200-paced", "c256:stream:anthropic@m200-paced"
-GOAL_SCENARIOS = [SEQ, SEQ_STREAM, C32, PACED_STREAM, PACED_TRANSLATED, C256_STREAM, C256_TRANSLATED]
+# Translated: an Anthropic client on a chat-only route (`-x`); native: the client's dialect on a route that
+# speaks it (issue #17: the Messages and Responses relays against the OpenAI byte-faithful one).
+C256_STREAM, C256_TRANSLATED = "c256:stream@m200", "c256:stream:anthropic-x@m200"
+PACED_STREAM, PACED_TRANSLATED = "c256:stream@m200-paced", "c256:stream:anthropic-x@m200-paced"
+NATIVE_DIALECTS = (("anthropic", "Messages"), ("responses", "Responses"))
+C256_NATIVE = {d: f"c256:stream:{d}@m200" for d, _ in NATIVE_DIALECTS}
+PACED_NATIVE = {d: f"c256:stream:{d}@m200-paced" for d, _ in NATIVE_DIALECTS}
+GOAL_SCENARIOS = [
+    SEQ, SEQ_STREAM, C32, PACED_STREAM, PACED_TRANSLATED, *PACED_NATIVE.values(),
+    C256_STREAM, C256_TRANSLATED, *C256_NATIVE.values(),
+]  # fmt: skip
+NATIVE_CPU_RATIO = 1.2  # issue #17: a native relay's CPU per chunk ÷ the OpenAI byte-faithful relay's
 
 
 @dataclass
@@ -118,7 +128,33 @@ def overhead_goals(results: list[dict[str, Any]]) -> list[Goal]:
         note = f"{b:.2f} vs {a:.2f} µs/chunk" if a and b else ""
         goal = f"translated stream CPU per chunk ÷ same-dialect ({label})"
         goals.append(check(goal, ratio, 2, "×", note=note))
+    goals += native_goals(by)
     return goals
+
+
+def native_goals(by: dict[str, dict[str, Any]]) -> list[Goal]:
+    """Issue #17: the native Messages and Responses relays' CPU per relayed chunk ÷ the OpenAI
+    byte-faithful relay's, same load and model (the floor relay's own ratio in the note: what the dialect's
+    bigger or more numerous events cost any relay)."""
+    goals = []
+    for natives, same, label in ((PACED_NATIVE, PACED_STREAM, "paced"), (C256_NATIVE, C256_STREAM, "burst")):
+        for dialect, name in NATIVE_DIALECTS:
+            if natives[dialect] not in by:
+                continue
+            a, b = _cpu_per_chunk(by.get(same)), _cpu_per_chunk(by[natives[dialect]])
+            ratio = b / a if a and b else None
+            note = f"{b:.2f} vs {a:.2f} µs/chunk" if a and b else ""
+            fa, fb = _floor_cpu(by.get(same)), _floor_cpu(by[natives[dialect]])
+            if fa and fb:
+                note = _join(note, f"floor relay {fb / fa:.2f}×")
+            goal = f"native {name} stream CPU per chunk ÷ OpenAI byte-faithful ({label})"
+            goals.append(check(goal, ratio, NATIVE_CPU_RATIO, "×", note=note))
+    return goals
+
+
+def _floor_cpu(res: dict[str, Any] | None) -> float | None:
+    s = res["summaries"].get("floor") if res is not None else None
+    return s.server_cpu_us_per_chunk if s is not None else None
 
 
 def goals_table(goals: list[Goal], md: bool = False) -> str:

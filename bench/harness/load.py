@@ -8,8 +8,8 @@ Two shapes of load, both run in *blocks* so the caller can alternate targets blo
   from the *scheduled* start, so a server that falls behind is charged for the queueing it causes
   (no coordinated omission).
 
-Dialects: a target speaks OpenAI Chat Completions (`/v1/chat/completions`) or Anthropic Messages
-(`/v1/messages`, the gateway's translated scenario); the body and the stream parsing follow it.
+Dialects: a target speaks OpenAI Chat Completions (`/v1/chat/completions`), Anthropic Messages
+(`/v1/messages`) or OpenAI Responses (`/v1/responses`); the body and the stream parsing follow it.
 
 Streams: TTFT is the arrival of the first SSE event that carries answer text, reasoning or a tool call —
 not the first byte, because the direct upstream sends a role-only chunk first while the gateway holds
@@ -29,6 +29,10 @@ import orjson
 from harness.procs import CLIENT_KEY, Child
 
 _TAIL = 64  # bytes of stream tail kept to check the `[DONE]` terminator
+# Per dialect: what a non-streamed answer body must hold, and the stream's success terminator (for
+# Responses the name of the last event; its data, the whole response, may be longer than _TAIL).
+_ANSWER_MARKER = {"openai": b'"choices"', "anthropic": b'"content"', "responses": b'"output"'}
+_END_MARKER = {"openai": b"[DONE]", "anthropic": b"message_stop", "responses": b"response.completed"}
 
 
 @dataclass
@@ -39,7 +43,7 @@ class Target:
     url: str  # full chat-completions (or messages) URL
     server: Child | None  # the process whose CPU is charged to this target (None: nothing in between)
     headers: dict[str, str] = field(default_factory=dict)
-    dialect: str = "openai"  # "openai" | "anthropic": the request body and the stream events it speaks
+    dialect: str = "openai"  # "openai" | "anthropic" | "responses": the body and stream events it speaks
 
 
 @dataclass(slots=True)
@@ -55,7 +59,8 @@ class Sample:
 def make_body(
     model: str, stream: bool, prompt: str = "Say hello in one short sentence.", dialect: str = "openai"
 ) -> bytes:
-    body: dict[str, Any] = {"model": model, "messages": [{"role": "user", "content": prompt}]}
+    messages = [{"role": "user", "content": prompt}]
+    body: dict[str, Any] = {"model": model, ("input" if dialect == "responses" else "messages"): messages}
     if dialect == "anthropic":
         body["max_tokens"] = 4096  # required by the dialect; above every bench model's reply
     if stream:
@@ -79,6 +84,9 @@ def _has_token(event: bytes, dialect: str = "openai") -> bool:
     if dialect == "anthropic":
         # text_delta / thinking_delta / input_json_delta all travel in content_block_delta events.
         return b"content_block_delta" in event
+    if dialect == "responses":
+        # output text, reasoning, function-call arguments, custom tool input: every kind is a `….delta`.
+        return b"event: response." in event and b".delta\n" in event
     for line in event.split(b"\n"):
         if not line.startswith(b"data:"):
             continue
@@ -114,7 +122,7 @@ async def one_call(
             if not stream:
                 data = await resp.read()
                 t1 = time.perf_counter()
-                marker = b'"content"' if target.dialect == "anthropic" else b'"choices"'
+                marker = _ANSWER_MARKER[target.dialect]
                 if marker not in data:
                     return Sample(False, t1 - t0, route=route, error=f"no answer: {data[:120]!r}")
                 return Sample(True, t1 - t0, route=route)
@@ -128,6 +136,8 @@ async def _read_stream(resp: aiohttp.ClientResponse, t0: float, route: str | Non
     pending = b""
     tail = b""
     events = 0
+    end = _END_MARKER[dialect]
+    scan_end, seen_end = dialect == "responses", False
     async for chunk in resp.content.iter_any():
         now = time.perf_counter()  # before any parsing: the client's own work is not the server's delay
         if ttft is None:
@@ -138,12 +148,13 @@ async def _read_stream(resp: aiohttp.ClientResponse, t0: float, route: str | Non
                     ttft = now - t0
         # Event boundaries: every blank line, including one split across two reads.
         events += chunk.count(b"\n\n") + (tail[-1:] == b"\n" and chunk[:1] == b"\n")
+        if scan_end and end in tail[-len(end) :] + chunk:
+            seen_end = True  # Responses: the terminal event's data (the whole response) outgrows the tail
         tail = (tail + chunk)[-_TAIL:]
     t1 = time.perf_counter()
-    end = b"message_stop" if dialect == "anthropic" else b"[DONE]"
     if ttft is None:
         return Sample(False, t1 - t0, route=route, error="stream carried no content event", events=events)
-    if end not in tail:
+    if not (seen_end if scan_end else end in tail):
         return Sample(
             False, t1 - t0, ttft, route, error=f"stream ended without {end.decode()}", events=events
         )

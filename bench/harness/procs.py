@@ -282,13 +282,16 @@ def gateway_config(
     sticky: bool = True,
     *,
     providers: list[str] | None = None,
+    dialects: list[str] | None = None,
     overrides: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The sim's providers plus what a benchmark needs fixed: memory state (no sqlite writes behind the
     calls), a known admin token, the bench client key, loopback only.
 
-    `providers` keeps only those sim providers (in that order); `overrides` replaces whole top-level
-    sections last (e.g. `{"holidays": {"source": "bundled"}}`)."""
+    `providers` keeps only those sim providers (in that order); `dialects` declares what every kept
+    provider speaks (e.g. `["openai"]`: a chat-only pool in front of a fleet that speaks more, so an
+    Anthropic or Responses client is translated); `overrides` replaces whole top-level sections last
+    (e.g. `{"holidays": {"source": "bundled"}}`)."""
     config: dict[str, Any] = {
         "server": {"host": "127.0.0.1", "admin_token": ADMIN_TOKEN, "api_keys": [CLIENT_KEY]},
         "state": {"backend": "memory"},
@@ -308,6 +311,8 @@ def gateway_config(
         if missing:
             raise KeyError(f"the sim fleet has no provider(s) {missing}; it has {sorted(by_id)}")
         config["providers"] = [by_id[pid] for pid in providers]
+    if dialects is not None:
+        config["providers"] = [{**p, "dialects": list(dialects)} for p in config["providers"]]
     config.update(overrides or {})
     return config
 
@@ -319,12 +324,15 @@ def start_gateway(
     sticky: bool = True,
     *,
     providers: list[str] | None = None,
+    dialects: list[str] | None = None,
     overrides: dict[str, Any] | None = None,
     name: str = "gateway",
     env: dict[str, str] | None = None,
 ) -> Child:
     """`name` names its log/config files (several gateways in one run); `env` adds to its environment."""
-    config = gateway_config(sim_config, strategy, sticky, providers=providers, overrides=overrides)
+    config = gateway_config(
+        sim_config, strategy, sticky, providers=providers, dialects=dialects, overrides=overrides
+    )
     config_path = children.workdir / f"{name}.yaml"
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
     port = free_port()
@@ -337,11 +345,12 @@ def start_gateway(
     return child
 
 
-def start_floor(children: Children, upstream_chat_url: str) -> Child:
-    """The bare relay of `floor_relay.py`: what uvicorn + aiohttp cost with no gateway logic at all."""
+def start_floor(children: Children, upstream_api_root: str) -> Child:
+    """The bare relay of `floor_relay.py`: what uvicorn + aiohttp cost with no gateway logic at all.
+    `upstream_api_root` is the upstream's `…/v1`: the floor forwards every path below it as it came."""
     port = free_port()
     script = Path(__file__).with_name("floor_relay.py")
-    child = children.spawn("floor", [sys.executable, str(script), upstream_chat_url, str(port)])
+    child = children.spawn("floor", [sys.executable, str(script), upstream_api_root, str(port)])
     child.url = f"http://127.0.0.1:{port}"
     wait_until("the floor relay", child, lambda: http_ok(f"{child.url}/readyz"), 30)
     return child

@@ -187,9 +187,10 @@ def markdown_block(doc: dict[str, Any], tables: list[str]) -> str:
         f"- software: Python {m['python']}, modelpool {m['modelpool']} (git {m['git']}), "
         f"aiohttp {m['aiohttp']}, uvicorn {m['uvicorn']}, uvloop {m['uvloop']}"
         + (f", LiteLLM {doc['litellm']['version']}" if doc.get("litellm", {}).get("version") else ""),
-        f"- workload: model `{s['model']}`, upstream `{s['upstream']}` of `modelpool sim --preset bench` "
-        f"(fast mode), gateway strategy `{s['strategy']}`, {s['requests']} measured calls per target per "
-        f"scenario after {s['warmup']} warm-up, targets alternated in blocks of {s['block']}",
+        f"- workload: model `{s['model']}`, upstream `{s['upstream']}` of "
+        f"`modelpool sim --preset {s.get('preset', 'bench')}` (fast mode), gateway strategy "
+        f"`{s['strategy']}`, {s['requests']} measured calls per target per scenario after "
+        f"{s['warmup']} warm-up, targets alternated in blocks of {s['block']}",
         "",
     ]
     for t in tables:

@@ -23,9 +23,18 @@ from overhead import Scenario  # noqa: E402
 def test_scenario_grammar() -> None:
     sc = Scenario.parse("c256:stream:anthropic@m200-paced")
     assert (sc.concurrency, sc.stream, sc.dialect, sc.model) == (256, True, "anthropic", "m200-paced")
+    assert not sc.translated  # an Anthropic client on a route that speaks Messages: the native relay
+    assert (
+        Scenario.parse("seq:anthropic-x").translated
+        and Scenario.parse("seq:anthropic-x").dialect == "anthropic"
+    )
+    assert (Scenario.parse("c2:responses").dialect, Scenario.parse("seq:responses-x").translated) == (
+        "responses",
+        True,
+    )
     assert Scenario.parse("seq").dialect == "openai" and Scenario.parse("seq").model is None
     assert Scenario.parse("r300:stream").rate == 300
-    for bad in ("c0", "seq:fast", "seq:stream:stream", "x1", "r-5"):
+    for bad in ("c0", "seq:fast", "seq:stream:stream", "x1", "r-5", "seq:anthropic:responses"):
         with pytest.raises(ValueError):
             Scenario.parse(bad)
 
@@ -83,7 +92,7 @@ def _run(script: str, *args: str, tmp_path: Path) -> dict:
 
 @pytest.mark.timeout(180)
 def test_overhead_reports_every_scenario_target_and_column(tmp_path: Path) -> None:
-    scenarios = "seq,c2:stream@m200,seq:stream:anthropic,r50"
+    scenarios = "seq,c2:stream@m200,seq:stream:anthropic,seq:stream:responses,seq:stream:anthropic-x,r50"
     doc = _run(
         "overhead.py", "--scenarios", scenarios, "--requests", "12", "--warmup", "2", "--with-floor",
         tmp_path=tmp_path,
@@ -91,14 +100,17 @@ def test_overhead_reports_every_scenario_target_and_column(tmp_path: Path) -> No
     by = {s["name"]: s for s in doc["scenarios"]}
     assert list(by) == scenarios.split(",")
     for res in by.values():
-        # The floor relay forwards the OpenAI body even in the translated scenario, like the direct call.
+        # The floor relay forwards the OpenAI body in the translated scenario, like the direct call, and
+        # the client's dialect in the native ones.
         assert set(res["summaries"]) == {"direct", "modelpool", "floor"}
         assert all(s["errors"] == 0 and s["calls"] == 12 for s in res["summaries"].values())
         assert {(d["target"], d["metric"]) for d in res["added"]} >= {("modelpool", "total")}
     burst = by["c2:stream@m200"]["summaries"]["modelpool"]
     assert burst["chunks_per_call"] >= 200 and burst["server_cpu_us_per_chunk"] > 0
     assert burst["rss_mb_peak"] > 0 and doc["rss_series"]
-    assert ("modelpool", "ttft") in {(d["target"], d["metric"]) for d in by["seq:stream:anthropic"]["added"]}
+    for name in ("seq:stream:anthropic", "seq:stream:responses", "seq:stream:anthropic-x"):
+        assert ("modelpool", "ttft") in {(d["target"], d["metric"]) for d in by[name]["added"]}
+    assert by["seq:stream:responses"]["dialect"] == "responses" and by["seq:stream:anthropic-x"]["translated"]
     assert [g["goal"] for g in doc["goals"]][:2] == [
         "sequential non-stream: added p50 over direct",
         "sequential non-stream: added p99 over direct",

@@ -6,7 +6,8 @@ block start) until the first reasoning or answer event, so a route that dies fir
 `message_delta` until `message_stop`, so the `modelpool` metadata rides on it and a stream cut before
 its terminator never looks complete.
 
-After the commit point a read with no final or error event goes out as bytes without a JSON parse. When an
+After the commit point a read with no final or error event goes out as bytes without a JSON parse, and so
+does the run of such events before the final one in a read that holds it (a burst reply). When an
 earlier attempt already sent the preamble and some blocks (reasoning before a failure), this attempt
 continues that stream: its `message_start` is dropped and its block indices are shifted (`ClientStream`).
 """
@@ -23,7 +24,7 @@ from modelpool.aggregators import find_routing
 from modelpool.health.classify import FailureKind
 from modelpool.protocols import anthropic as an
 from modelpool.protocols.sse import SSEEvent, SSEParser
-from modelpool.relays.native import NativeStream
+from modelpool.relays.native import NativeStream, balanced, plain_run
 from modelpool.relays.reads import UpstreamReads, in_stream_failure_kind, stream_result
 from modelpool.upstream.client import AttemptFailure
 from modelpool.walk.walker import AttemptResult
@@ -70,11 +71,19 @@ class AnthropicStream(NativeStream):
                     and not a.offset
                     and not parser.pending
                     and not any(s in data for s in _SPECIAL)
+                    and balanced(data)  # a truncated (malformed) event takes the event path
                 ):
                     await self._emit(data)  # the usual read at model speed: deltas only
                     continue
                 events = parser.feed_lazy(data)
-                while (ev := events.next()) is not None:
+                while True:
+                    if cs.committed and not a.offset and a.pending_close is None:
+                        end = plain_run(events.data, events.pos, _SPECIAL)  # deltas: bytes as they came
+                        if end > events.pos:
+                            out.append(events.take(end))
+                    ev = events.next()
+                    if ev is None:
+                        break
                     if await self._on_event(ev, a, held, out):
                         return stream_result(t0, self.first_at, self.usage)
                 await self.flush(out)

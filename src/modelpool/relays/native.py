@@ -33,6 +33,34 @@ SSE_HEADERS = [
 ]
 
 
+def plain_run(data: bytes, pos: int, specials: tuple[bytes, ...]) -> int:
+    """Where the run of whole events from `pos` in which none of `specials` occurs ends (`pos` if none).
+
+    After the commit point a native relay forwards such a run as it came, without an event object or a
+    JSON parse per event: with a burst reply (the whole answer in one read, its terminator included) that
+    is every delta, and only the tail (the final event, the terminator) takes the event path. `data` is
+    whole `\n`-framed events (`sse.Events`) and `pos` an event's start. One search per special over the
+    read, not a loop per event: the run ends at the last event boundary before the first special."""
+    find = data.find
+    first = len(data)
+    for special in specials:
+        at = find(special, pos, first)
+        if at >= 0:
+            first = at
+    end = data.rfind(b"\n\n", pos, first)
+    if end < 0 or not balanced(data, pos, end):
+        return pos
+    return end + 2
+
+
+def balanced(data: bytes, start: int = 0, end: int | None = None) -> bool:
+    """As many `{` as `}` in `data[start:end]`: a cheap screen for a truncated (malformed) JSON event
+    before bytes go out unparsed. Braces inside JSON strings are not escaped, so answer text with an odd
+    brace fails it too: those bytes take the event path, which parses each event (slower, never wrong)."""
+    end = len(data) if end is None else end
+    return data.count(b"{", start, end) == data.count(b"}", start, end)
+
+
 class NativeStream:
     """One instance per client call and dialect; `attempt` is called once per native upstream attempt."""
 

@@ -6,6 +6,10 @@ encrypted reasoning, web search calls, whatever the API adds. Held back: `respon
 The terminal `response.completed` / `response.incomplete` carries the `modelpool` metadata on its response
 object; `response.failed` and `error` are failures of the attempt.
 
+After the commit point a read with no terminal or error event goes out as bytes without a JSON parse, and
+so does the run of such events before the terminal one in a read that holds it (a burst reply); the last
+`sequence_number` in those bytes is still read, so an error event after them is numbered after it.
+
 When an earlier attempt already sent the preamble and reasoning items, this attempt continues that stream:
 its preamble is dropped, `sequence_number` and `output_index` go on from the client's last, an item the
 earlier attempt left open is closed first, and the final response keeps the client's response id.
@@ -22,7 +26,7 @@ import orjson
 from modelpool.aggregators import find_routing
 from modelpool.health.classify import FailureKind
 from modelpool.protocols.sse import SSEEvent, SSEParser
-from modelpool.relays.native import NativeStream
+from modelpool.relays.native import NativeStream, balanced, plain_run
 from modelpool.relays.reads import UpstreamReads, in_stream_failure_kind, stream_result
 from modelpool.upstream.client import AttemptFailure
 from modelpool.walk.walker import AttemptResult
@@ -115,11 +119,21 @@ class ResponsesStream(NativeStream):
                     and not a.rewrite
                     and not parser.pending
                     and not any(s in data for s in _SPECIAL)
+                    and balanced(data)  # a truncated (malformed) event takes the event path
                 ):
+                    _last_seq(data, a)
                     await self._emit(data)
                     continue
                 events = parser.feed_lazy(data)
-                while (ev := events.next()) is not None:
+                while True:
+                    if cs.committed and not a.rewrite:
+                        end = plain_run(events.data, events.pos, _SPECIAL)  # deltas: bytes as they came
+                        if end > events.pos:
+                            out.append(run := events.take(end))
+                            _last_seq(run, a)
+                    ev = events.next()
+                    if ev is None:
+                        break
                     if await self._on_event(ev, a, held, out):
                         return stream_result(t0, self.first_at, self.usage)
                 await self.flush(out)
@@ -267,6 +281,21 @@ def usage_from_responses(u: Any) -> dict[str, int] | None:
         "cache_creation_tokens": 0,
         "reasoning_tokens": int(reasoning),
     }
+
+
+def _last_seq(run: bytes, a: _Attempt) -> None:
+    """The `sequence_number` of the last event of a run forwarded unparsed, so an error event after it
+    goes on from there. Outside JSON strings a bare `"sequence_number":` is only ever an event's own key
+    (quotes inside strings are escaped) and items carry none, so the last one is the last event's."""
+    at = run.rfind(b'"sequence_number":')
+    if at < 0:
+        return
+    digits = run[at + 18 : at + 40].lstrip(b" ")
+    n = 0
+    while n < len(digits) and 48 <= digits[n] <= 57:
+        n += 1
+    if n:
+        a.seq = int(digits[:n])
 
 
 def _encode(kind: str, obj: dict[str, Any]) -> bytes:

@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from modelpool.sim.spec import AgentTask, Fault, FleetSpec, InnerProvider, SimModel, SimProvider
+from modelpool.sim.spec import (
+    DIALECTS,
+    AgentTask,
+    Dialect,
+    Fault,
+    FleetSpec,
+    InnerProvider,
+    SimModel,
+    SimProvider,
+)
 
 DEMO_MODEL = "deepseek/deepseek-v4.1-flash-1017"
 
@@ -128,10 +137,12 @@ def _bench_models() -> list[SimModel]:
     return [SimModel("m1"), *extra]
 
 
-def bench_fleet() -> FleetSpec:
+def bench_fleet(route_dialects: tuple[Dialect, ...] | None = None) -> FleetSpec:
     """Fast mode (no sleeps): two OpenAI routes, an Anthropic route, a small aggregator and (last, so the
-    others keep their places) `omni`, a route speaking all three dialects natively with the bench models,
-    for comparing the native Chat, Messages and Responses relays on one upstream."""
+    others keep their places) `omni`, a route speaking all three dialects natively with the bench models.
+
+    `route_dialects` declares what `alpha` and `beta` speak (None: Chat Completions only, their kind's
+    default)."""
     inner = [
         InnerProvider("fast", tps=400, ttft_ms=200),
         InnerProvider("mid", tps=200, ttft_ms=400),
@@ -139,8 +150,8 @@ def bench_fleet() -> FleetSpec:
     ]
     return FleetSpec(
         [
-            SimProvider("alpha", models=_bench_models()),
-            SimProvider("beta", models=_bench_models()),
+            SimProvider("alpha", models=_bench_models(), dialects=route_dialects),
+            SimProvider("beta", models=_bench_models(), dialects=route_dialects),
             SimProvider("anthro", kind="anthropic", models=_bench_models()),
             SimProvider(
                 "vercel", kind="vercel", models=[SimModel(DEMO_MODEL)], inner=inner, default_inner="mid"
@@ -149,6 +160,13 @@ def bench_fleet() -> FleetSpec:
         ],
         fast=True,
     )
+
+
+def bench_native_fleet() -> FleetSpec:
+    """The bench fleet with `alpha` and `beta` speaking all three dialects natively (SPEC §1.6), like an
+    OpenAI-style upstream that also serves `/v1/messages` and `/v1/responses`: what bench/overhead.py
+    measures the native Chat, Messages and Responses relays (and their direct baselines) against."""
+    return bench_fleet(route_dialects=DIALECTS)
 
 
 AGENT_MODEL = "agent-1"
@@ -180,6 +198,7 @@ PRESETS: dict[str, Callable[[], FleetSpec]] = {
     "demo": demo_fleet,
     "two-route": two_route_fleet,
     "bench": bench_fleet,
+    "bench-native": bench_native_fleet,
     "agent": agent_fleet,
 }
 
