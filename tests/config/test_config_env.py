@@ -67,6 +67,8 @@ def test_detect_deepseek_and_openai() -> None:
             "base_url": "https://api.deepseek.com",
             "api_key_env": "DEEPSEEK_API_KEY",
             "cache_lifetime": "1h",
+            "dialects": ["openai", "anthropic"],  # SPEC §1.6: DeepSeek's Anthropic root is its own
+            "base_urls": {"anthropic": "https://api.deepseek.com/anthropic"},
         },
         {
             "id": "openai",
@@ -75,8 +77,28 @@ def test_detect_deepseek_and_openai() -> None:
             "base_url": "https://api.openai.com/v1",
             "api_key_env": "OPENAI_API_KEY",
             "cache_lifetime": "10m",
+            "dialects": ["openai", "responses"],
         },
     ]
+
+
+def test_detected_dialects_give_each_dialect_its_url() -> None:
+    """DeepSeek's Messages go to its /anthropic root, OpenAI's Responses to /v1/responses; an Anthropic
+    call there gets x-api-key (and the bearer, which DeepSeek also takes)."""
+    from modelpool.config.schema import ProviderConfig
+    from modelpool.upstream.providers import build_endpoint
+
+    env = {"OPENAI_API_KEY": "sk-o", "DEEPSEEK_API_KEY": "sk-d"}
+    providers = {p["id"]: ProviderConfig.model_validate(p) for p in detect_providers(env)}
+    ds = build_endpoint(providers["deepseek"], "sk-d")
+    assert ds.dialects == ("openai", "anthropic") and not ds.speaks("responses")
+    assert ds.url_for("openai") == "https://api.deepseek.com/v1/chat/completions"
+    assert ds.url_for("anthropic") == "https://api.deepseek.com/anthropic/v1/messages"
+    assert ds.count_tokens_url == "https://api.deepseek.com/anthropic/v1/messages/count_tokens"
+    assert ("x-api-key", "sk-d") in ds.headers_for("anthropic")
+    assert ("Authorization", "Bearer sk-d") in ds.headers_for("openai")
+    oa = build_endpoint(providers["openai"], "sk-o")
+    assert oa.url_for("responses") == "https://api.openai.com/v1/responses" and not oa.speaks("anthropic")
 
 
 def test_detect_kinds_and_alternative_vercel_var() -> None:

@@ -284,7 +284,9 @@ def strip_ids(value: object) -> object:
     """The event without its generated ids (each upstream response draws new ones)."""
     if isinstance(value, dict):
         return {
-            k: strip_ids(v) for k, v in value.items() if k not in ("id", "item_id", "call_id", "created_at")
+            k: strip_ids(v)
+            for k, v in value.items()
+            if k not in ("id", "item_id", "call_id", "created_at", "created")
         }
     if isinstance(value, list):
         return [strip_ids(v) for v in value]
