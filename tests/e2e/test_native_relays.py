@@ -280,6 +280,9 @@ def test_responses_stream_reaches_the_client_as_the_upstream_sent_it(rclean: Fle
         assert strip_ids(got) == strip_ids(want)
 
 
+GENERATED = ("id", "item_id", "call_id", "created_at", "created")
+
+
 def strip_ids(value: object) -> object:
     """The event without its generated ids (each upstream response draws new ones)."""
     if isinstance(value, dict):
