@@ -17,17 +17,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import aiohttp
 import orjson
 
 from modelpool.aggregators import find_routing
-from modelpool.health.classify import FailureKind
 from modelpool.protocols import anthropic as an
-from modelpool.protocols.sse import SSEEvent, SSEParser
+from modelpool.protocols.sse import SSEEvent
 from modelpool.relays.native import NativeStream, balanced, plain_run
-from modelpool.relays.reads import UpstreamReads, in_stream_failure_kind, stream_result
+from modelpool.relays.reads import in_stream_failure_kind
 from modelpool.upstream.client import AttemptFailure
-from modelpool.walk.walker import AttemptResult
 
 # A read holding none of these can be forwarded unparsed once committed. Inside a JSON string a quote is
 # escaped, so `"message_delta"` with bare quotes only ever appears as an event's type.
@@ -50,47 +47,21 @@ class _Attempt:
 
 
 class AnthropicStream(NativeStream):
-    async def _relay(self, resp: aiohttp.ClientResponse, t0: float) -> AttemptResult:
+    UNTERMINATED = "upstream stream ended without message_stop"
+
+    def begin(self) -> _Attempt:
         cs = self.cs
-        a = _Attempt(cs.next_index if cs.continuing else 0, cs.open_index if cs.continuing else None)
-        parser = SSEParser()
-        held: list[bytes] = []
-        out: list[bytes] = []
-        self.first_at = None
-        reads = UpstreamReads.start(resp.content, self.client.timeouts)
-        try:
-            while True:
-                data = await reads.read(before_first=self.first_at is None)
-                if not data:
-                    for last in parser.close():
-                        if await self._on_event(last, a, held, out):
-                            return stream_result(t0, self.first_at, self.usage)
-                    raise AttemptFailure(FailureKind.NETWORK, "upstream stream ended without message_stop")
-                if (
-                    cs.committed
-                    and not a.offset
-                    and not parser.pending
-                    and not any(s in data for s in _SPECIAL)
-                    and balanced(data)  # a truncated (malformed) event takes the event path
-                ):
-                    await self._emit(data)  # the usual read at model speed: deltas only
-                    continue
-                events = parser.feed_lazy(data)
-                while True:
-                    if cs.committed and not a.offset and a.pending_close is None:
-                        end = plain_run(events.data, events.pos, _SPECIAL)  # deltas: bytes as they came
-                        if end > events.pos:
-                            out.append(events.take(end))
-                    ev = events.next()
-                    if ev is None:
-                        break
-                    if await self._on_event(ev, a, held, out):
-                        return stream_result(t0, self.first_at, self.usage)
-                await self.flush(out)
-        finally:
-            reads.close()
-            await self.flush(out)  # what arrived before a failure still reaches the client
-            self._hand_over(a)
+        return _Attempt(cs.next_index if cs.continuing else 0, cs.open_index if cs.continuing else None)
+
+    def passing(self, a: _Attempt) -> bool:
+        return self.cs.committed and not a.offset and a.pending_close is None
+
+    def plain_read(self, data: bytes, a: _Attempt) -> bool:
+        # a truncated (malformed) event takes the event path
+        return not any(s in data for s in _SPECIAL) and balanced(data)
+
+    def plain_end(self, data: bytes, pos: int, a: _Attempt) -> int:
+        return plain_run(data, pos, _SPECIAL)
 
     async def _on_event(self, ev: SSEEvent, a: _Attempt, held: list[bytes], out: list[bytes]) -> bool:
         """One parsed event; True at `message_stop` (the reply is complete)."""
@@ -159,7 +130,7 @@ class AnthropicStream(NativeStream):
         out.append(an.with_metadata(delta, self.state.metadata()))
         out.append(stop)
 
-    def _hand_over(self, a: _Attempt) -> None:
+    def hand_over(self, a: _Attempt) -> None:
         """What a next attempt continues from, when this one sent anything and then failed."""
         if not a.forwarded:
             return

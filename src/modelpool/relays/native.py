@@ -16,8 +16,9 @@ import aiohttp
 
 from modelpool.aggregators import RoutingRecord
 from modelpool.health.classify import FailureKind
+from modelpool.protocols.sse import SSEEvent, SSEParser
 from modelpool.relays.client_stream import ClientStream
-from modelpool.relays.reads import drain
+from modelpool.relays.reads import UpstreamReads, drain, stream_result
 from modelpool.relays.request import Prepared
 from modelpool.routing.call import Call, Candidate
 from modelpool.upstream.client import AttemptFailure, UpstreamClient
@@ -59,6 +60,15 @@ def balanced(data: bytes, start: int = 0, end: int | None = None) -> bool:
     brace fails it too: those bytes take the event path, which parses each event (slower, never wrong)."""
     end = len(data) if end is None else end
     return data.count(b"{", start, end) == data.count(b"}", start, end)
+
+
+async def open_stream(client: UpstreamClient, prep: Prepared) -> aiohttp.ClientResponse:
+    """POST a streamed attempt; its response once the headers arrived (bounded by `first_byte`)."""
+    try:
+        async with asyncio.timeout(client.timeouts.first_byte):
+            return await client.post(prep.url, prep.headers, prep.body)
+    except TimeoutError:
+        raise AttemptFailure(FailureKind.NETWORK, "timeout waiting for the upstream response") from None
 
 
 class NativeStream:
@@ -106,14 +116,73 @@ class NativeStream:
         return result
 
     async def _open(self, prep: Prepared) -> aiohttp.ClientResponse:
-        try:
-            async with asyncio.timeout(self.client.timeouts.first_byte):
-                return await self.client.post(prep.url, prep.headers, prep.body)
-        except TimeoutError:
-            raise AttemptFailure(FailureKind.NETWORK, "timeout waiting for the upstream response") from None
+        return await open_stream(self.client, prep)
+
+    # ---- the pump every dialect shares; the hooks below are the dialect's ---------------------------
+
+    UNTERMINATED = "upstream stream ended without its terminator"
 
     async def _relay(self, resp: aiohttp.ClientResponse, t0: float) -> AttemptResult:
+        """Read the upstream, pass events on (held, parsed or as bytes), until the dialect's terminator.
+        Everything one upstream read yields goes out in one write (a socket write per event cost more CPU
+        than the rest of the relay, bench/RESULTS.md)."""
+        a = self.begin()
+        parser = SSEParser()
+        held: list[bytes] = []  # markup before the first reasoning/answer event
+        out: list[bytes] = []
+        self.first_at = None
+        reads = UpstreamReads.start(resp.content, self.client.timeouts)
+        try:
+            while True:
+                data = await reads.read(before_first=self.first_at is None)
+                if not data:
+                    for last in parser.close():
+                        if await self._on_event(last, a, held, out):
+                            return stream_result(t0, self.first_at, self.usage)
+                    raise AttemptFailure(FailureKind.NETWORK, self.UNTERMINATED)
+                if self.passing(a) and not parser.pending and self.plain_read(data, a):
+                    await self._emit(data)  # the usual read at model speed: plain deltas only
+                    continue
+                events = parser.feed_lazy(data)
+                while True:
+                    if self.passing(a):  # after the commit point a run of plain events goes as it came
+                        end = self.plain_end(events.data, events.pos, a)
+                        if end > events.pos:
+                            out.append(events.take(end))
+                    ev = events.next()
+                    if ev is None:
+                        break
+                    if await self._on_event(ev, a, held, out):
+                        return stream_result(t0, self.first_at, self.usage)
+                await self.flush(out)
+        finally:
+            reads.close()
+            await self.flush(out)  # what arrived before a failure still reaches the client
+            self.hand_over(a)
+
+    def begin(self) -> Any:
+        """The attempt's own bookkeeping (passed to every hook)."""
+        return None
+
+    def passing(self, a: Any) -> bool:
+        """Whether plain events may go out as bytes now (after the commit point, nothing to rewrite)."""
+        return self.cs.committed
+
+    def plain_read(self, data: bytes, a: Any) -> bool:
+        """A whole read of plain events only: it goes out as it came."""
         raise NotImplementedError
+
+    def plain_end(self, data: bytes, pos: int, a: Any) -> int:
+        """Where the run of plain whole events from `pos` ends (`pos`: none)."""
+        raise NotImplementedError
+
+    async def _on_event(self, ev: SSEEvent, a: Any, held: list[bytes], out: list[bytes]) -> bool:
+        """One parsed event; True at the terminator (the reply is complete)."""
+        raise NotImplementedError
+
+    def hand_over(self, a: Any) -> None:
+        """What a next attempt continues from, when this one sent anything and then failed."""
+        return None
 
     def error_event(self, message: str, type: str = "api_error", status: int = 502) -> bytes:
         """The dialect's in-stream error event (no success terminator follows it)."""

@@ -11,66 +11,33 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import aiohttp
 import orjson
 
 from modelpool.aggregators import find_routing
-from modelpool.health.classify import FailureKind
 from modelpool.protocols import openai_chat as oc
 from modelpool.protocols.mapping import usage_from_openai
-from modelpool.protocols.sse import SSEEvent, SSEParser
+from modelpool.protocols.sse import SSEEvent
 from modelpool.relays.native import NativeStream
-from modelpool.relays.reads import UpstreamReads, in_stream_failure_kind, stream_result
+from modelpool.relays.reads import in_stream_failure_kind
 from modelpool.upstream.client import AttemptFailure
-from modelpool.walk.walker import AttemptResult
 
 
 class OpenAIStreamRelay(NativeStream):
     """OpenAI Chat Completions from a route that speaks it, to an OpenAI client: bytes as they came."""
 
-    async def _relay(self, resp: aiohttp.ClientResponse, t0: float) -> AttemptResult:
-        parser = SSEParser()
-        held: list[bytes] = []  # markup before the first meaningful event
-        tail: list[oc.ChunkInfo] = []  # final/usage chunks waiting for [DONE]
-        # Everything one upstream read yields goes out in one write: a socket write per event cost more
-        # CPU than the rest of the relay (measured in bench/RESULTS.md).
-        out: list[bytes] = []
-        self.first_at = None
-        reads = UpstreamReads.start(resp.content, self.client.timeouts)
-        try:
-            while True:
-                data = await reads.read(before_first=self.first_at is None)
-                if not data:
-                    for last in parser.close():
-                        if await self._on_event(last, held, tail, out):
-                            return stream_result(t0, self.first_at, self.usage)
-                    raise AttemptFailure(FailureKind.NETWORK, "upstream stream ended without [DONE]")
-                if self.cs.committed and not parser.pending:
-                    end = oc.plain_prefix(data)
-                    if end == len(data):
-                        await self._emit(data)  # the usual read at model speed: whole plain chunks only
-                        continue
-                    if end:
-                        out.append(data[:end])  # the plain run before a final chunk or [DONE]
-                        data = data[end:]
-                events = parser.feed_lazy(data)
-                while True:
-                    if self.cs.committed:  # whole non-final chunks after the commit point go as they came
-                        end = oc.plain_prefix(events.data, events.pos)
-                        if end > events.pos:
-                            out.append(events.take(end))
-                    ev = events.next()
-                    if ev is None:
-                        break
-                    if await self._on_event(ev, held, tail, out):
-                        return stream_result(t0, self.first_at, self.usage)
-                await self.flush(out)
-        finally:
-            reads.close()
-            await self.flush(out)  # content that arrived before a failure still reaches the client
+    UNTERMINATED = "upstream stream ended without [DONE]"
+
+    def begin(self) -> list[oc.ChunkInfo]:
+        return []  # final/usage chunks waiting for [DONE]
+
+    def plain_read(self, data: bytes, a: Any) -> bool:
+        return oc.plain_prefix(data) == len(data)  # whole plain chunks only
+
+    def plain_end(self, data: bytes, pos: int, a: Any) -> int:
+        return oc.plain_prefix(data, pos)
 
     async def _on_event(
-        self, ev: SSEEvent, held: list[bytes], tail: list[oc.ChunkInfo], out: list[bytes]
+        self, ev: SSEEvent, tail: list[oc.ChunkInfo], held: list[bytes], out: list[bytes]
     ) -> bool:
         """One event the whole-run path did not take; True at `[DONE]` (the reply is complete)."""
         if ev.is_done:

@@ -20,16 +20,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import aiohttp
 import orjson
 
 from modelpool.aggregators import find_routing
 from modelpool.health.classify import FailureKind
-from modelpool.protocols.sse import SSEEvent, SSEParser
+from modelpool.protocols.sse import SSEEvent
 from modelpool.relays.native import NativeStream, balanced, plain_run
-from modelpool.relays.reads import UpstreamReads, in_stream_failure_kind, stream_result
+from modelpool.relays.reads import in_stream_failure_kind
 from modelpool.upstream.client import AttemptFailure
-from modelpool.walk.walker import AttemptResult
 
 _TERMINAL = frozenset({"response.completed", "response.incomplete"})
 _PREAMBLE = frozenset({"response.created", "response.in_progress", "response.queued"})
@@ -96,51 +94,26 @@ def meaning(kind: str, obj: dict[str, Any]) -> tuple[bool, bool]:
 class ResponsesStream(NativeStream):
     upstream_id: str | None = None  # the id the serving upstream stored its response under
 
-    async def _relay(self, resp: aiohttp.ClientResponse, t0: float) -> AttemptResult:
+    UNTERMINATED = "upstream stream ended before response.completed"
+
+    def begin(self) -> _Attempt:
         cs = self.cs
-        a = _Attempt(cs.continuing, cs.seq, cs.next_index if cs.continuing else 0)
-        parser = SSEParser()
-        held: list[bytes] = []
-        out: list[bytes] = []
-        self.first_at = None
-        reads = UpstreamReads.start(resp.content, self.client.timeouts)
-        try:
-            while True:
-                data = await reads.read(before_first=self.first_at is None)
-                if not data:
-                    for last in parser.close():
-                        if await self._on_event(last, a, held, out):
-                            return stream_result(t0, self.first_at, self.usage)
-                    raise AttemptFailure(
-                        FailureKind.NETWORK, "upstream stream ended before response.completed"
-                    )
-                if (
-                    cs.committed
-                    and not a.rewrite
-                    and not parser.pending
-                    and not any(s in data for s in _SPECIAL)
-                    and balanced(data)  # a truncated (malformed) event takes the event path
-                ):
-                    _last_seq(data, a)
-                    await self._emit(data)
-                    continue
-                events = parser.feed_lazy(data)
-                while True:
-                    if cs.committed and not a.rewrite:
-                        end = plain_run(events.data, events.pos, _SPECIAL)  # deltas: bytes as they came
-                        if end > events.pos:
-                            out.append(run := events.take(end))
-                            _last_seq(run, a)
-                    ev = events.next()
-                    if ev is None:
-                        break
-                    if await self._on_event(ev, a, held, out):
-                        return stream_result(t0, self.first_at, self.usage)
-                await self.flush(out)
-        finally:
-            reads.close()
-            await self.flush(out)
-            self._hand_over(a)
+        return _Attempt(cs.continuing, cs.seq, cs.next_index if cs.continuing else 0)
+
+    def passing(self, a: _Attempt) -> bool:
+        return self.cs.committed and not a.rewrite
+
+    def plain_read(self, data: bytes, a: _Attempt) -> bool:
+        if any(s in data for s in _SPECIAL) or not balanced(data):
+            return False  # a final or error event, or a truncated (malformed) one: the event path
+        _last_seq(data, a)
+        return True
+
+    def plain_end(self, data: bytes, pos: int, a: _Attempt) -> int:
+        end = plain_run(data, pos, _SPECIAL)
+        if end > pos:
+            _last_seq(data[pos:end], a)
+        return end
 
     async def _on_event(self, ev: SSEEvent, a: _Attempt, held: list[bytes], out: list[bytes]) -> bool:
         try:
@@ -239,7 +212,7 @@ class ResponsesStream(NativeStream):
         response["modelpool"] = self.state.metadata()
         out.append(self._frame(kind, obj, a) if a.rewrite else _encode(kind, obj))
 
-    def _hand_over(self, a: _Attempt) -> None:
+    def hand_over(self, a: _Attempt) -> None:
         if not a.forwarded:
             return
         cs = self.cs

@@ -7,7 +7,6 @@ stream over to and from native attempts (`continuity`).
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any
 
@@ -21,7 +20,7 @@ from modelpool.protocols.translate_body import MalformedUpstreamBody, translate_
 from modelpool.protocols.translate_stream import StreamTranslator, UpstreamStreamError
 from modelpool.relays.client_stream import ClientStream
 from modelpool.relays.continuity import resume_encoder, suspend_encoder
-from modelpool.relays.native import SSE_HEADERS, Emit, Start
+from modelpool.relays.native import SSE_HEADERS, Emit, Start, open_stream
 from modelpool.relays.once import bad_body, normalized_usage, once_result, post_and_read
 from modelpool.relays.reads import UpstreamReads, drain, in_stream_failure_kind, stream_result
 from modelpool.relays.request import Prepared
@@ -84,7 +83,7 @@ class TranslatingStreamRelay:
         self.state.effort = prep.effort
         t0 = time.monotonic()
         try:
-            resp = await self._open(prep)
+            resp = await open_stream(self.client, prep)
             try:
                 result = await self._relay(resp, t0)
             except AttemptFailure as failure:
@@ -101,13 +100,6 @@ class TranslatingStreamRelay:
             suspend_encoder(t.enc, self.cs)
         await drain(resp)
         return result
-
-    async def _open(self, prep: Prepared) -> aiohttp.ClientResponse:
-        try:
-            async with asyncio.timeout(self.client.timeouts.first_byte):
-                return await self.client.post(prep.url, prep.headers, prep.body)
-        except TimeoutError:
-            raise AttemptFailure(FailureKind.NETWORK, "timeout waiting for the upstream response") from None
 
     async def _relay(self, resp: aiohttp.ClientResponse, t0: float) -> AttemptResult:
         t = self.t
