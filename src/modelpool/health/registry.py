@@ -9,6 +9,7 @@ worse than a short one.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping
 from datetime import tzinfo
@@ -144,6 +145,28 @@ class HealthRegistry:
             route.tps.append(tokens_per_s)
         route.medians = None  # the windows may have moved
         self._changed(route_key, route, at)
+
+    def record_first_event(self, route_key: str, seconds: float) -> None:
+        """A measurement only (SPEC §3.7): a hedge's loser — its slow first event, or the time it had waited
+        without one when it was cancelled (a censored sample, a lower bound). No counter, no rest: the
+        route did nothing wrong, it was only slower than another."""
+        if not is_sample(seconds):
+            return
+        route = self._route(route_key)
+        route.ttft.append(seconds)
+        prev = route.ewma_ttft
+        route.ewma_ttft = seconds if prev is None else EWMA_ALPHA * seconds + (1 - EWMA_ALPHA) * prev
+        route.medians = None
+        self.version += 1  # the planner's memoised rankings must see the new sample
+
+    def ttft_quantile(self, route_key: str, q: float) -> tuple[float | None, int]:
+        """(the q-quantile of the route's recent time-to-first-event window, how many samples)."""
+        route = self._routes.get(route_key)
+        if route is None or not route.ttft:
+            return None, 0
+        window = sorted(route.ttft)
+        n = len(window)
+        return window[min(n - 1, max(0, math.ceil(q * n) - 1))], n
 
     def record_failure(
         self,

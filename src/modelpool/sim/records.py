@@ -39,6 +39,10 @@ class CallRecord:
     dialect: str = "openai"  # openai (Chat Completions) | anthropic (Messages) | responses
     raw_body: bytes = b""  # the request body exactly as received
     secret_headers: list[str] = field(default_factory=list)  # credential headers present (names only)
+    # The client hung up before the reply ended — also during a scripted fault (e.g. a stall before the
+    # first byte that a hedge race cancelled), when `outcome` keeps the fault's kind.
+    disconnected: bool = False
+    disconnected_at: float | None = None  # wall clock
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able (the control API): the raw body as base64 in `raw_body_b64`."""

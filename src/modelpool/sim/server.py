@@ -155,6 +155,7 @@ class ProviderServer:
         except (ConnectionError, asyncio.CancelledError):
             if rec.outcome == "ok":
                 rec.outcome = "disconnected"
+            rec.disconnected, rec.disconnected_at = True, time.time()
             raise
 
     async def _serve(self, request: web.BaseRequest, dialect: Dialect, rec: CallRecord) -> web.StreamResponse:
