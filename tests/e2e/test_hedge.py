@@ -8,6 +8,7 @@ with a margin of seconds.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any
 
@@ -17,7 +18,7 @@ import openai
 import pytest
 
 from gateway_server import ADMIN_TOKEN, GatewayServer
-from modelpool.sim import Fault, FleetThread
+from modelpool.sim import Fault, FleetSpec, FleetThread, SimModel, SimProvider
 from support import base_config
 
 STALL = 4.0  # alpha's scripted silence before its first byte
@@ -104,3 +105,151 @@ def test_slow_first_route_loses_to_a_hedge_openai(fleet: FleetThread, stream: bo
         assert events and events[-1]["outcome"] == "won_by_hedge"
         metrics = httpx.get(gw.url + "/metrics", headers=gw.admin_headers(), timeout=5).text
         assert 'modelpool_hedges_total{outcome="won_by_hedge"} 1.0' in metrics
+
+
+def anthropic_fleet() -> FleetThread:
+    return FleetThread(
+        FleetSpec(
+            [
+                SimProvider("alpha", kind="anthropic", models=[SimModel("m1", output_tokens=6)], ttft=0.005),
+                SimProvider("beta", kind="anthropic", models=[SimModel("m1", output_tokens=6)], ttft=0.005),
+            ]
+        )
+    )
+
+
+@pytest.mark.parametrize("native", [True, False])
+@pytest.mark.parametrize("stream", [True, False])
+def test_slow_first_route_loses_to_a_hedge_anthropic(fleet: FleetThread, native: bool, stream: bool) -> None:
+    """Anthropic ingress: native (Messages routes) and translated (Chat Completions routes)."""
+    with contextlib.ExitStack() as stack:
+        ft = stack.enter_context(anthropic_fleet()) if native else fleet
+        slow_alpha(ft)
+        gw = stack.enter_context(GatewayServer(hedge_config(ft)))
+        client = anthropic.Anthropic(base_url=gw.url, api_key="x", max_retries=0)
+        args: dict[str, Any] = {"model": "m1", "max_tokens": 64, "messages": MESSAGES}
+        if stream:
+            first_at, text, stop = 0.0, "", None
+            with client.messages.stream(**args) as s:
+                headers = dict(s.response.headers)
+                for event in s:
+                    if event.type == "content_block_delta" and event.delta.type == "text_delta":
+                        first_at = first_at or time.time()
+                        text += event.delta.text
+                    if event.type == "message_delta":
+                        stop = event.model_extra
+        else:
+            raw = client.messages.with_raw_response.create(**args)
+            first_at, headers = time.time(), dict(raw.headers)
+            text = "".join(b.text for b in raw.parse().content if b.type == "text")
+        alpha = wait_disconnected(ft, "alpha")
+        assert first_at < alpha.time + STALL - 1.0
+        assert headers["x-modelpool-hedged"] == "alpha/m1 → beta/m1"
+        assert "tok0" in text and "tok5" in text
+        if stream:
+            assert stop is not None and stop["modelpool"]["hedged"] == "alpha/m1 → beta/m1"
+        assert gw.gateway.health.snapshot("alpha/m1").failures == 0
+
+
+def test_no_hedge_when_the_first_route_is_fast(fleet: FleetThread) -> None:
+    with GatewayServer(hedge_config(fleet)) as gw:
+        for _ in range(3):
+            _text, headers, _ = openai_stream(gw)
+            assert "x-modelpool-hedged" not in headers and headers["x-modelpool-route"] == "alpha/m1"
+    assert fleet.calls("beta") == []
+
+
+def test_no_hedge_by_default(fleet: FleetThread) -> None:
+    fleet.set_faults("alpha", [Fault("stall", delay=1.0)])
+    with GatewayServer(base_config(fleet)) as gw:
+        _text, headers, _ = openai_stream(gw)
+    assert "x-modelpool-hedged" not in headers and headers["x-modelpool-route"] == "alpha/m1"
+    assert fleet.calls("beta") == []
+
+
+def test_no_hedge_after_content_started(fleet: FleetThread) -> None:
+    # alpha sends two tokens at once, then goes silent for longer than `after`: the commit point is past
+    fleet.set_faults("alpha", [Fault("stall", after_tokens=2, delay=1.0)])
+    with GatewayServer(hedge_config(fleet)) as gw:
+        text, headers, _ = openai_stream(gw)
+    assert "x-modelpool-hedged" not in headers and "tok5" in text
+    assert fleet.calls("beta") == []
+
+
+def test_no_hedge_after_reasoning_reached_the_client() -> None:
+    """Reasoning is a first event: it decides the race, and a slow answer after it is never hedged."""
+    spec = FleetSpec(
+        [
+            # 20 reasoning tokens at 20 tok/s: the answer starts a second after the first reasoning event
+            SimProvider("alpha", models=[SimModel("m1", output_tokens=4, reasoning_tokens=20)], tps=20.0),
+            SimProvider("beta", models=[SimModel("m1", output_tokens=4)], ttft=0.005),
+        ]
+    )
+    with FleetThread(spec) as ft, GatewayServer(hedge_config(ft)) as gw:
+        text, headers, _ = openai_stream(gw)
+        assert "x-modelpool-hedged" not in headers and headers["x-modelpool-route"] == "alpha/m1"
+        assert "tok3" in text
+        assert ft.calls("beta") == []
+
+
+def test_budget_caps_hedges_over_a_run_of_slow_calls(fleet: FleetThread) -> None:
+    fleet.set_faults("alpha", [Fault("stall", delay=1.0)])
+    cfg = hedge_config(fleet, {**HEDGE, "budget": "50%"}, sticky=False)
+    with GatewayServer(cfg) as gw:
+        routes = [openai_stream(gw, session=f"s{i}")[1].get("x-modelpool-hedged") for i in range(4)]
+        # hedges < 50% of the last minute's calls: the 1st and 3rd call hedge, the 2nd and 4th wait
+        assert routes == ["alpha/m1 → beta/m1", None, "alpha/m1 → beta/m1", None]
+        outcomes = [e["outcome"] for e in gw.gateway.events.recent() if e["type"] == "hedge"]
+        assert outcomes == ["won_by_hedge", "budget_refused", "won_by_hedge", "budget_refused"]
+        metrics = httpx.get(gw.url + "/metrics", headers=gw.admin_headers(), timeout=5).text
+        assert 'modelpool_hedges_total{outcome="budget_refused"} 2.0' in metrics
+    assert len(fleet.calls("beta")) == 2
+
+
+@pytest.mark.parametrize("how", ["purpose", "forced", "no-fallback"])
+def test_purpose_forced_and_no_fallback_never_hedge(fleet: FleetThread, how: str) -> None:
+    fleet.set_faults("alpha", [Fault("stall", delay=1.0)])
+    cfg = hedge_config(fleet, fallback=how != "no-fallback")
+    extra = {"purpose": {"x-modelpool-purpose": "compaction"}, "forced": {"x-modelpool-route": "alpha/m1"}}
+    with GatewayServer(cfg) as gw:
+        resp = httpx.post(
+            gw.url + "/v1/chat/completions",
+            json={"model": "m1", "messages": MESSAGES, "stream": True},
+            headers=extra.get(how, {}),
+            timeout=10,
+        )
+    assert resp.status_code == 200 and "tok5" in resp.text
+    assert "x-modelpool-hedged" not in resp.headers and resp.headers["x-modelpool-route"] == "alpha/m1"
+    assert fleet.calls("beta") == []
+
+
+def test_a_failing_hedge_lets_the_first_attempt_continue(fleet: FleetThread) -> None:
+    fleet.set_faults("alpha", [Fault("stall", delay=1.0)])
+    fleet.set_faults("beta", [Fault("server_error")])
+    with GatewayServer(hedge_config(fleet)) as gw:
+        text, headers, _ = openai_stream(gw)
+        assert headers["x-modelpool-route"] == "alpha/m1" and "tok5" in text
+        assert "x-modelpool-hedged" not in headers  # the hedge failed: there was no race to win
+        assert gw.gateway.health.snapshot("beta/m1").failures == 1  # a real failure is still one
+        assert gw.gateway.health.snapshot("alpha/m1").failures == 0
+
+
+def test_after_p95_adapts_once_a_warmed_route_turns_slow(fleet: FleetThread) -> None:
+    from modelpool.hedge import hedge_delay
+
+    cfg = hedge_config(fleet, {"enabled": True, "after": "p95", "min_delay": "50ms", "max_delay": "5s"})
+    with GatewayServer(cfg) as gw:
+        pool = gw.gateway.runtime.config.pool
+
+        def delay() -> float:
+            return hedge_delay(pool.hedge, "alpha/m1", gw.gateway.health.ttft_quantile)
+
+        assert delay() == 5.0  # fewer than 5 samples: max_delay
+        for i in range(6):
+            openai_stream(gw, session=f"warm{i}")
+        assert delay() == 0.05  # warmed and fast: the floor
+        fleet.set_faults("alpha", [Fault("stall", delay=0.4)])
+        hedged = [openai_stream(gw, session=f"slow{i}")[1].get("x-modelpool-hedged") for i in range(4)]
+        assert hedged[0] == "alpha/m1 → beta/m1"  # slow against its own warm history: hedged
+        # the losers' censored samples (≥ the wait) pushed alpha's p95 up: the next hedge waits longer
+        assert delay() > 0.2
