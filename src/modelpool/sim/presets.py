@@ -148,6 +148,19 @@ def bench_fleet() -> FleetSpec:
     )
 
 
+def heavy_tail_fleet() -> FleetSpec:
+    """bench/hedge.py (SPEC §3.7): three OpenAI routes serving `m1` at 50 ms to the first token, each
+    stalling a tenth of its calls for 3 s before its first byte (seeded, so every run draws the same)."""
+    stall = Fault("stall", probability=0.1, delay=3.0)
+    return FleetSpec(
+        [
+            SimProvider(pid, models=[SimModel("m1", output_tokens=20)], ttft=0.05, tps=400.0, faults=[stall])
+            for pid in ("alpha", "beta", "gamma")
+        ],
+        seed=18,
+    )
+
+
 AGENT_MODEL = "agent-1"
 
 
@@ -178,6 +191,7 @@ PRESETS: dict[str, Callable[[], FleetSpec]] = {
     "two-route": two_route_fleet,
     "bench": bench_fleet,
     "agent": agent_fleet,
+    "heavy-tail": heavy_tail_fleet,
 }
 
 
