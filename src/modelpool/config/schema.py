@@ -229,6 +229,15 @@ class HedgeConfig(_Model):
         return v
 
 
+class SpeedConfig(_Model):
+    """How the speed strategies (`fastest`, `throughput`, `score`) re-measure a route left behind: every
+    1/`explore`-th call of a pool puts first the route whose newest own sample is the oldest, once older
+    than `explore_after` — real traffic, never a paid probe (`explore: 0` turns it off)."""
+
+    explore: Annotated[float, BeforeValidator(_parse_share)] = 0.05
+    explore_after: Duration = 20.0
+
+
 class PoolConfig(_Model):
     strategy: Strategy = "fastest"
     sticky: bool = True
@@ -262,6 +271,7 @@ class PoolConfig(_Model):
     lossy_translation: Literal["refuse", "allow"] = "refuse"
     purposes: list[str] = Field(default_factory=lambda: ["compaction", "session-title"])
     hedge: HedgeConfig = Field(default_factory=HedgeConfig)
+    speed: SpeedConfig = Field(default_factory=SpeedConfig)
     groups: list[GroupConfig] = Field(default_factory=_default_groups)
 
     @field_validator("quota_cooldown")

@@ -77,6 +77,9 @@ class RouteRecord:
         "last_success_at",
         "medians",
         "rest_until",
+        "sampled_at",
+        "shift_tps",
+        "shift_ttft",
         "successes",
         "tps",
         "ttft",
@@ -98,6 +101,10 @@ class RouteRecord:
         self.ttft: deque[float] = deque(maxlen=WINDOW)
         self.tps: deque[float] = deque(maxlen=WINDOW)
         self.ewma_ttft: float | None = None
+        self.sampled_at: float | None = None  # newest latency sample (clock time): the estimates' age
+        # Consecutive samples far from the current estimate (a change detector, `add_ttft` / `add_tps`).
+        self.shift_ttft = 0
+        self.shift_tps = 0
         # (TTFT, tok/s) medians of the windows, memoised by the planner's measurements until the next
         # sample (None: to compute): the speed strategies read one per route per call.
         self.medians: tuple[float | None, float | None] | None = None
@@ -127,6 +134,50 @@ class RouteRecord:
             "last_success_at": self.last_success_at,
             "updated_at": self.updated_at,
         }
+
+
+SHIFT_FACTOR = 2.0  # a sample at least 2× (or at most ½×) the estimate is "far"
+SHIFT_RUN = 2  # that many far samples in a row: the route changed speed, the old window is forgotten
+
+
+def add_ttft(route: RouteRecord, ttft: float, at: float, detect: bool = True) -> None:
+    """A time-to-first-event sample: into the window and the EWMA. When the route's speed changed — two
+    samples in a row at least twice (or at most half) the EWMA — the window restarts from those samples, so
+    every estimate (EWMA, median, pNN) reflects the new speed after two calls instead of ten or more.
+    `detect=False` for censored samples (a hedge's loser): a lower bound is no proof of a new speed."""
+    prev = route.ewma_ttft
+    route.ttft.append(ttft)
+    route.sampled_at = at
+    route.medians = None
+    if detect and prev is not None and (ttft >= SHIFT_FACTOR * prev or ttft * SHIFT_FACTOR <= prev):
+        route.shift_ttft += 1
+    else:
+        route.shift_ttft = 0
+    if route.shift_ttft >= SHIFT_RUN:
+        recent = list(route.ttft)[-SHIFT_RUN:]
+        route.ttft.clear()
+        route.ttft.extend(recent)
+        route.ewma_ttft = sum(recent) / len(recent)
+        route.shift_ttft = 0
+        return
+    route.ewma_ttft = ttft if prev is None else EWMA_ALPHA * ttft + (1 - EWMA_ALPHA) * prev
+
+
+def add_tps(route: RouteRecord, tps: float, at: float) -> None:
+    """A throughput sample, with the same change detector against the window's median."""
+    route.sampled_at = at
+    route.medians = None
+    ref = median(route.tps) if len(route.tps) >= SHIFT_RUN else None
+    route.tps.append(tps)
+    if ref is not None and (tps >= SHIFT_FACTOR * ref or tps * SHIFT_FACTOR <= ref):
+        route.shift_tps += 1
+    else:
+        route.shift_tps = 0
+    if route.shift_tps >= SHIFT_RUN:
+        recent = list(route.tps)[-SHIFT_RUN:]
+        route.tps.clear()
+        route.tps.extend(recent)
+        route.shift_tps = 0
 
 
 def is_sample(value: float) -> bool:

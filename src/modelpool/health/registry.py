@@ -18,11 +18,12 @@ from typing import Any
 from modelpool.config.schema import PoolConfig
 from modelpool.health.classify import FailureKind, classify, counts_against_route, error_text
 from modelpool.health.record import (
-    EWMA_ALPHA,
     MAX_ERROR_CHARS,
     RouteHealth,
     RouteRecord,
     RouteState,
+    add_tps,
+    add_ttft,
     from_record,
     health_of,
     is_sample,
@@ -138,11 +139,9 @@ class HealthRegistry:
         route.last_success_at = at
         route.updated_at = at
         if ttft is not None and is_sample(ttft):
-            route.ttft.append(ttft)
-            prev = route.ewma_ttft
-            route.ewma_ttft = ttft if prev is None else EWMA_ALPHA * ttft + (1 - EWMA_ALPHA) * prev
+            add_ttft(route, ttft, at)
         if tokens_per_s is not None and is_sample(tokens_per_s):
-            route.tps.append(tokens_per_s)
+            add_tps(route, tokens_per_s, at)
         route.medians = None  # the windows may have moved
         self._changed(route_key, route, at)
 
@@ -152,11 +151,7 @@ class HealthRegistry:
         route did nothing wrong, it was only slower than another."""
         if not is_sample(seconds):
             return
-        route = self._route(route_key)
-        route.ttft.append(seconds)
-        prev = route.ewma_ttft
-        route.ewma_ttft = seconds if prev is None else EWMA_ALPHA * seconds + (1 - EWMA_ALPHA) * prev
-        route.medians = None
+        add_ttft(self._route(route_key), seconds, self._now(None), detect=False)
         self.version += 1  # the planner's memoised rankings must see the new sample
 
     def ttft_quantile(self, route_key: str, q: float) -> tuple[float | None, int]:

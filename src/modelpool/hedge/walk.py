@@ -99,6 +99,11 @@ class HedgingWalker(Walker):
         self.state.current = winner.cand
         if not losers:
             return  # alone (no rival, or the rival already failed): no race to report
+        now = time.monotonic()
+        for loser in losers:
+            loser.noted = True
+            # A censored sample: the loser's first event would have come no sooner than now.
+            self._measure(loser.cand.key, now - loser.t0)
         race = winner.race
         outcome = "won_by_first" if winner is race.racers[0] else "won_by_hedge"
         self.state.hedged = f"{losers[0].cand.key} → {winner.cand.key}"
@@ -119,12 +124,8 @@ class HedgingWalker(Walker):
                 if racer.done and not racer.noted:
                     last = self._failed_before_decision(racer) or last
         winner = race.winner
-        for loser in race.racers:
-            if loser is not winner and not loser.noted:
-                loser.noted = True
-                await asyncio.gather(loser.task, return_exceptions=True)  # its upstream is closed
-                # A censored sample: its first event would have come no sooner than this.
-                self._measure(loser.cand.key, time.monotonic() - loser.t0)
+        losers = [r.task for r in race.racers if r is not winner and r.task is not None]
+        await asyncio.gather(*losers, return_exceptions=True)  # cancelled at the claim: upstreams closed
         assert winner.task is not None
         try:
             result = await winner.task
@@ -167,7 +168,7 @@ def _resume(first: Racer, attempt: Attempt) -> Attempt:
 
 
 async def _stop(race: Race) -> None:
-    """Whatever ended the route's turn (a result, a failure, the call's cancellation), no racer outlives it."""
+    """Whatever ended the route's turn (result, failure, cancellation): no racer outlives it."""
     live = [r.task for r in race.racers if r.task is not None and not r.task.done()]
     for task in live:
         task.cancel()

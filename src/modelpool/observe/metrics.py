@@ -118,7 +118,7 @@ class Tally:
             self._requests, (trace.ingress, call.pool.id if call is not None else "", route, trace.outcome)
         )
         walker = trace.walker
-        hedge = walker.state.hedge_outcome if walker is not None else None
+        hedge = getattr(walker.state, "hedge_outcome", None) if walker is not None else None
         if hedge is not None:
             self._add(self.counters["modelpool_hedges"], (hedge,))
         attempts = trace.attempts

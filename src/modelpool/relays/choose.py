@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelpool.aggregators import RoutingRecord
-from modelpool.hedge.race import RACER, Racer
 from modelpool.health.classify import FailureKind
+from modelpool.hedge.race import RACER, Racer
 from modelpool.relays.anthropic import AnthropicStream
 from modelpool.relays.client_stream import ClientStream
 from modelpool.relays.native import Emit, NativeStream, Start
@@ -129,7 +129,8 @@ class CallStreamRelay(_Relay):
 
         relay: NativeStream | TranslatingStreamRelay
         if prep.native:
-            relay = NATIVE_STREAMS[self.call.ingress](self.call, self.client, self.state, cs, start, self._emit)
+            native = NATIVE_STREAMS[self.call.ingress]
+            relay = native(self.call, self.client, self.state, cs, start, self._emit)
         else:
             relay = TranslatingStreamRelay(self.call, self.client, self.state, cs, start, self._emit)
         try:

@@ -58,3 +58,7 @@ class RegistryMeasurements:
         if rec is None:
             return 0.5
         return (rec.successes + 1) / (rec.attempts + 2)
+
+    def sampled(self, route_key: str) -> tuple[int, float | None]:
+        rec = self._records.get(route_key)
+        return (max(len(rec.ttft), len(rec.tps)), rec.sampled_at) if rec is not None else (0, None)
