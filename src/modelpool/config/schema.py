@@ -234,7 +234,7 @@ class SpeedConfig(_Model):
     1/`explore`-th call of a pool puts first the route whose newest own sample is the oldest, once older
     than `explore_after` — real traffic, never a paid probe (`explore: 0` turns it off)."""
 
-    explore: Annotated[float, BeforeValidator(_parse_share)] = 0.05
+    explore: Annotated[float, BeforeValidator(_parse_share)] = 0.10
     explore_after: Duration = 20.0
 
 

@@ -149,12 +149,16 @@ def add_ttft(route: RouteRecord, ttft: float, at: float, detect: bool = True) ->
     route.ttft.append(ttft)
     route.sampled_at = at
     route.medians = None
-    if detect and prev is not None and (ttft >= SHIFT_FACTOR * prev or ttft * SHIFT_FACTOR <= prev):
+    better = detect and prev is not None and ttft * SHIFT_FACTOR <= prev
+    if detect and prev is not None and (ttft >= SHIFT_FACTOR * prev or better):
         route.shift_ttft += 1
     else:
         route.shift_ttft = 0
-    if route.shift_ttft >= SHIFT_RUN:
-        recent = list(route.ttft)[-SHIFT_RUN:]
+    # Asymmetric on purpose: a route that looks better at once is tried at once and its own traffic
+    # corrects a lucky sample within two calls; a route that looks worse gets no traffic, so waiting for a
+    # confirmation there would cost far more (a route left behind is only re-measured by exploration).
+    if route.shift_ttft >= SHIFT_RUN or better:
+        recent = list(route.ttft)[-(1 if better and route.shift_ttft < SHIFT_RUN else SHIFT_RUN) :]
         route.ttft.clear()
         route.ttft.extend(recent)
         route.ewma_ttft = sum(recent) / len(recent)
@@ -169,12 +173,13 @@ def add_tps(route: RouteRecord, tps: float, at: float) -> None:
     route.medians = None
     ref = median(route.tps) if len(route.tps) >= SHIFT_RUN else None
     route.tps.append(tps)
-    if ref is not None and (tps >= SHIFT_FACTOR * ref or tps * SHIFT_FACTOR <= ref):
+    better = ref is not None and tps >= SHIFT_FACTOR * ref
+    if ref is not None and (better or tps * SHIFT_FACTOR <= ref):
         route.shift_tps += 1
     else:
         route.shift_tps = 0
-    if route.shift_tps >= SHIFT_RUN:
-        recent = list(route.tps)[-SHIFT_RUN:]
+    if route.shift_tps >= SHIFT_RUN or better:  # asymmetric, as for the TTFT (`add_ttft`)
+        recent = list(route.tps)[-(1 if better and route.shift_tps < SHIFT_RUN else SHIFT_RUN) :]
         route.tps.clear()
         route.tps.extend(recent)
         route.shift_tps = 0

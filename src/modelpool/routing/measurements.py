@@ -62,3 +62,7 @@ class RegistryMeasurements:
     def sampled(self, route_key: str) -> tuple[int, float | None]:
         rec = self._records.get(route_key)
         return (max(len(rec.ttft), len(rec.tps)), rec.sampled_at) if rec is not None else (0, None)
+
+    def unsettled(self, route_key: str) -> bool:
+        rec = self._records.get(route_key)
+        return rec is not None and (rec.shift_ttft > 0 or rec.shift_tps > 0)

@@ -130,16 +130,27 @@ class Planner:
         tick = self._explore_ticks[pool] = self._explore_ticks.get(pool, 0) + 1
         if tick % max(1, round(1 / speed.explore)):
             return order
+        m = self._measurements
+        # First a route whose newest sample disagreed with its estimate (one more sample confirms a change
+        # — e.g. a recovery — or dismisses it), else the one whose newest sample is the oldest.
+        # A route never measured (a strategy that does not probe, e.g. `throughput`) counts as the oldest.
         best: tuple[float, int] | None = None
         for i, c in enumerate(order[1:], 1):
-            at = self._measurements.sampled(c.key)[1]
-            if at is not None and now - at > speed.explore_after and (best is None or at < best[0]):
+            at = m.sampled(c.key)[1]
+            if at is not None and m.unsettled(c.key):
+                best = (-2.0, i)
+                break
+            if at is None:
+                at = -1.0
+            if now - at > speed.explore_after and (best is None or at < best[0]):
                 best = (at, i)
         if best is None:
             return order
         at, i = best
         c = order[i]
-        notes.add(c.key, f"re-measure: newest sample {now - at:.0f} s old (explore {speed.explore:.0%})")
+        why = {-2.0: "its newest sample disagreed", -1.0: "never measured"}.get(at)
+        why = why or f"newest sample {now - at:.0f} s old"
+        notes.add(c.key, f"re-measure: {why} (explore {speed.explore:.0%})")
         return [c, *order[:i], *order[i + 1 :]]
 
     def _reorder(

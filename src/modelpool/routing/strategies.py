@@ -30,6 +30,7 @@ class Measurements(Protocol):
     def served(self, route_key: str) -> int: ...
     def laplace(self, route_key: str) -> float: ...
     def sampled(self, route_key: str) -> tuple[int, float | None]: ...  # (window samples, newest at)
+    def unsettled(self, route_key: str) -> bool: ...  # its newest sample disagreed with its estimate
 
 
 @dataclass(slots=True)

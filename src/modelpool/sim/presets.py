@@ -161,6 +161,21 @@ def heavy_tail_fleet() -> FleetSpec:
     )
 
 
+DRIFT_SPEEDS = {"p1": 300.0, "p2": 200.0, "p3": 100.0, "p4": 150.0}  # tok/s at the start of bench/drift.py
+
+
+def drift_fleet() -> FleetSpec:
+    """bench/drift.py: four OpenAI routes serving `m1` (60 tokens) at different speeds; the benchmark
+    changes their speeds on a schedule through `POST /_sim/speed`."""
+    return FleetSpec(
+        [
+            SimProvider(pid, models=[SimModel("m1", output_tokens=60)], ttft=0.05, tps=tps)
+            for pid, tps in DRIFT_SPEEDS.items()
+        ],
+        seed=18,
+    )
+
+
 AGENT_MODEL = "agent-1"
 
 
@@ -192,6 +207,7 @@ PRESETS: dict[str, Callable[[], FleetSpec]] = {
     "bench": bench_fleet,
     "agent": agent_fleet,
     "heavy-tail": heavy_tail_fleet,
+    "drift": drift_fleet,
 }
 
 

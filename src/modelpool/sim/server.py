@@ -4,7 +4,7 @@ Paths are accepted with or without the `/v1` prefix, so any base_url convention 
 serves only the dialects it speaks (`SimProvider.speaks`; 404 for the others): `POST /v1/chat/completions`
 (openai), `POST /v1/messages` + `/v1/messages/count_tokens` (anthropic), `POST /v1/responses` (responses);
 `GET /v1/models`, `GET /v1/models/{creator}/{model}/endpoints` (vercel, public), and the control surface
-`POST|GET /_sim/faults`, `GET|DELETE /_sim/calls`, `GET /_sim/info`.
+`POST|GET /_sim/faults`, `GET|DELETE /_sim/calls`, `GET /_sim/info`, `POST /_sim/speed`.
 """
 
 from __future__ import annotations
@@ -365,6 +365,16 @@ class ProviderServer:
             return _json({"ok": True})
         if path == "/_sim/info" and method == "GET":
             return _json(self.info())
+        if path == "/_sim/speed" and method == "POST":
+            # Speeds that change on a schedule (bench/drift.py): the provider's ttft / tok/s from now on.
+            try:
+                data = orjson.loads(await request.read())
+                ttft, tps = float(data.get("ttft", self.spec.ttft)), float(data.get("tps", self.spec.tps))
+            except (orjson.JSONDecodeError, TypeError, ValueError, AttributeError) as exc:
+                error = {"message": f"bad speed: {exc}", "type": "invalid_request_error"}
+                return _json({"error": error}, 400)
+            self.spec.ttft, self.spec.tps = ttft, tps
+            return _json({"ok": True, "ttft": ttft, "tps": tps})
         return _json({"error": {"message": f"unknown control path {path}", "type": "not_found"}}, 404)
 
     def info(self) -> dict[str, Any]:
