@@ -4,9 +4,10 @@
     python bench/hedge.py --calls 200 --json out.json
 
 The fleet (`modelpool sim --preset heavy-tail`, its own process): three OpenAI routes answering in
-50 ms, each stalling a tenth of its calls for 3 s before the first byte. Two gateways (their own
+50 ms, each stalling every tenth of its calls for 3 s before the first byte (`--random`: a tenth drawn
+at random, seeded — the realised share then varies around 10 %). Two gateways (their own
 processes) on that fleet, round-robin, no sticky pin: `off` (the default) and `on`
-(`hedge: {enabled: true, after: p95, min_delay: 250ms, max_delay: 10s, budget: 10%}`). The modes
+(`hedge: {enabled: true, after: p95, min_delay: 250ms, max_delay: 10s, budget: 12%}`). The modes
 alternate in blocks of 50 calls so both see the same moments of the machine.
 
 Reported: client-side time to the first answer event (p50, p90, p99, max) and the extra upstream
@@ -31,7 +32,7 @@ import orjson
 from harness import procs
 from harness.stats import percentile
 
-HEDGE_ON = {"enabled": True, "after": "p95", "min_delay": "250ms", "max_delay": "10s", "budget": "10%"}
+HEDGE_ON = {"enabled": True, "after": "p95", "min_delay": "250ms", "max_delay": "10s", "budget": "12%"}
 MODES = ("off", "on")
 
 
@@ -87,6 +88,9 @@ async def run(urls: dict[str, str], calls: int, concurrency: int, block: int) ->
         }
     off, on = out["off"], out["on"]
     out["p99_ratio"] = round(off["ttft_p99_ms"] / on["ttft_p99_ms"], 2)
+    out["stalled_share_off"] = round(
+        sum(1 for t, _, _ in results["off"] if t and t > 2.0) / len(results["off"]), 4
+    )
     out["goals"] = {
         "p99 >= 3x lower": out["p99_ratio"] >= 3,
         "extra <= 10%": on["extra_share"] <= 0.10,
@@ -100,12 +104,17 @@ def main() -> int:
     ap.add_argument("--calls", type=int, default=400, help="streamed calls per mode")
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--block", type=int, default=50, help="calls per mode before switching modes")
+    ap.add_argument("--random", action="store_true", help="stall a random tenth instead of every 10th")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-hedge-") as tmp:
         children = procs.Children(Path(tmp))
         try:
             _sim, sim_config = procs.start_sim(children, preset="heavy-tail")
+            if args.random:
+                for pid in ("alpha", "beta", "gamma"):
+                    stall = {"kind": "stall", "probability": 0.1, "delay": 3.0}
+                    procs.set_sim_faults(procs.provider_root_url(sim_config, pid), [stall])
             urls = {}
             for mode in MODES:
                 pool: dict[str, Any] = {"strategy": "round-robin", "sticky": False}

@@ -142,15 +142,18 @@ SHIFT_RUN = 2  # that many far samples in a row: the route changed speed, the ol
 
 def add_ttft(route: RouteRecord, ttft: float, at: float, detect: bool = True) -> None:
     """A time-to-first-event sample: into the window and the EWMA. When the route's speed changed — two
-    samples in a row at least twice (or at most half) the EWMA — the window restarts from those samples, so
+    samples in a row at least twice (or one at most half) the window's median — the window restarts from those samples, so
     every estimate (EWMA, median, pNN) reflects the new speed after two calls instead of ten or more.
     `detect=False` for censored samples (a hedge's loser): a lower bound is no proof of a new speed."""
     prev = route.ewma_ttft
+    # The reference is the window's median, not the EWMA: one stall inflates the EWMA, and the next normal
+    # sample would then look like a recovery; the median ignores a single outlier.
+    ref = median(route.ttft) if detect and len(route.ttft) >= SHIFT_RUN else None
     route.ttft.append(ttft)
     route.sampled_at = at
     route.medians = None
-    better = detect and prev is not None and ttft * SHIFT_FACTOR <= prev
-    if detect and prev is not None and (ttft >= SHIFT_FACTOR * prev or better):
+    better = ref is not None and ttft * SHIFT_FACTOR <= ref
+    if ref is not None and (ttft >= SHIFT_FACTOR * ref or better):
         route.shift_ttft += 1
     else:
         route.shift_ttft = 0
