@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
 from typing import Any
 
 import anthropic
@@ -17,7 +18,7 @@ import httpx
 import openai
 import pytest
 
-from gateway_server import ADMIN_TOKEN, GatewayServer
+from gateway_server import GatewayServer
 from modelpool.sim import Fault, FleetSpec, FleetThread, SimModel, SimProvider
 from support import base_config
 
@@ -44,9 +45,16 @@ def wait_disconnected(fleet: FleetThread, provider: str, timeout: float = 5.0) -
         time.sleep(0.05)
 
 
-def status(gw: GatewayServer) -> dict[str, Any]:
-    resp = httpx.get(gw.url + "/admin/status", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=5)
-    return resp.json()  # type: ignore[no-any-return]
+def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
+    """What the gateway records when the call ends (pin, metrics) may trail the client's last event."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "never became true"
+        time.sleep(0.05)
+
+
+def metrics(gw: GatewayServer) -> str:
+    return httpx.get(gw.url + "/metrics", headers=gw.admin_headers(), timeout=5).text
 
 
 def openai_stream(gw: GatewayServer, session: str = "s1") -> tuple[str, dict[str, str], float]:
@@ -99,12 +107,11 @@ def test_slow_first_route_loses_to_a_hedge_openai(fleet: FleetThread, stream: bo
         # the loser is a measurement, not a failure: no failure count, no rest, one (censored) sample
         assert a.failures == 0 and a.rest_remaining == 0 and a.samples == 1
         assert a.median_ttft is not None and a.median_ttft >= 0.3
-        # the winner is the session's pin
-        assert [pin.route for pin in gw.gateway.pins.sessions().values()] == ["beta/m1"]
+        # the winner is the session's pin (set when the walk returns, just after the client's last event)
+        eventually(lambda: [pin.route for pin in gw.gateway.pins.sessions().values()] == ["beta/m1"])
         events = [e for e in gw.gateway.events.recent() if e["type"] == "hedge"]
         assert events and events[-1]["outcome"] == "won_by_hedge"
-        metrics = httpx.get(gw.url + "/metrics", headers=gw.admin_headers(), timeout=5).text
-        assert 'modelpool_hedges_total{outcome="won_by_hedge"} 1.0' in metrics
+        eventually(lambda: 'modelpool_hedges_total{outcome="won_by_hedge"} 1.0' in metrics(gw))
 
 
 def anthropic_fleet() -> FleetThread:
@@ -201,8 +208,7 @@ def test_budget_caps_hedges_over_a_run_of_slow_calls(fleet: FleetThread) -> None
         assert routes == ["alpha/m1 → beta/m1", None, "alpha/m1 → beta/m1", None]
         outcomes = [e["outcome"] for e in gw.gateway.events.recent() if e["type"] == "hedge"]
         assert outcomes == ["won_by_hedge", "budget_refused", "won_by_hedge", "budget_refused"]
-        metrics = httpx.get(gw.url + "/metrics", headers=gw.admin_headers(), timeout=5).text
-        assert 'modelpool_hedges_total{outcome="budget_refused"} 2.0' in metrics
+        eventually(lambda: 'modelpool_hedges_total{outcome="budget_refused"} 2.0' in metrics(gw))
     assert len(fleet.calls("beta")) == 2
 
 
