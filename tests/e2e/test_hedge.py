@@ -265,3 +265,15 @@ def test_after_p95_adapts_once_a_warmed_route_turns_slow(fleet: FleetThread) -> 
         assert 0.4 <= delay() < 2.0
         outcomes = {e["outcome"] for e in gw.gateway.events.recent() if e["type"] == "hedge"}
         assert outcomes == {"won_by_first"}
+
+
+def test_responses_ingress_hedges_too(fleet: FleetThread) -> None:
+    """The Responses dialect (translated to the Chat Completions routes here) races the same way."""
+    slow_alpha(fleet)
+    with GatewayServer(hedge_config(fleet)) as gw:
+        client = openai.OpenAI(base_url=gw.url + "/v1", api_key="x", max_retries=0)
+        raw = client.responses.with_raw_response.create(model="m1", input="hello", stream=True)
+        text = "".join(e.delta for e in raw.parse() if e.type == "response.output_text.delta")
+        assert raw.headers["x-modelpool-hedged"] == "alpha/m1 → beta/m1"
+        assert "tok5" in text
+        wait_disconnected(fleet, "alpha")
