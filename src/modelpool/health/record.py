@@ -142,8 +142,8 @@ SHIFT_RUN = 2  # that many far samples in a row: the route changed speed, the ol
 
 def add_ttft(route: RouteRecord, ttft: float, at: float, detect: bool = True) -> None:
     """A time-to-first-event sample: into the window and the EWMA. When the route's speed changed — two
-    samples in a row at least twice (or one at most half) the window's median — the window restarts from those samples, so
-    every estimate (EWMA, median, pNN) reflects the new speed after two calls instead of ten or more.
+    samples in a row at least twice (or one at most half) the window's median — the window restarts from
+    those samples, so every estimate (EWMA, median, pNN) reflects the new speed after two calls, not ten.
     `detect=False` for censored samples (a hedge's loser): a lower bound is no proof of a new speed."""
     prev = route.ewma_ttft
     # The reference is the window's median, not the EWMA: one stall inflates the EWMA, and the next normal

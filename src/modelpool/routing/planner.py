@@ -78,7 +78,10 @@ class Planner:
             skipped += [(c.key, why) for c in order[limit:]]
             order = order[:limit]
         # Only now, for the few routes the plan keeps, the candidates of this call and their reason texts.
-        candidates = [c.with_reasons(why_text(whys[c.key], now), *notes.get(c.key, ())) for c in order]
+        sampled = self._measurements.sampled
+        candidates = [
+            c.with_reasons(why_text(whys[c.key], now, sampled), *notes.get(c.key, ())) for c in order
+        ]
         if pool_cfg.model_fallback != "off" and pool_cfg.fallback and not call.purpose:
             room = HARD_CEILING - len(candidates)
             candidates += fallback_candidates(self, rt, call, pool_cfg.model_fallback, room, now)

@@ -62,24 +62,28 @@ class StrategyInput:
         return self.prior_ttft(c)
 
 
-# A reason, or a `str.format` pattern and its one argument, or a pattern, its value, the number of own
-# samples and when the newest was taken (formatted as "n samples, newest N s old" at plan time).
-Why = str | tuple[str, float] | tuple[str, float, int, float]
+# A reason, or a `str.format` pattern and its one argument, or a pattern, its value and the route key: the
+# route's own samples ("n samples, newest N s old") are looked up when the text is made, at plan time and
+# only for the routes the plan keeps.
+Why = str | tuple[str, float] | tuple[str, float, str]
 Ordered = list[tuple[Candidate, Why]]  # candidate and the reason of its position
+Sampled = Callable[[str], tuple[int, float | None]]
 
 PRIOR_WEIGHT = 1.0  # a published figure counts as this many fresh own samples
 SAMPLE_HALF_LIFE = 120.0  # seconds: own samples this old count half against the published prior
 FRESH = 30.0  # own samples newer than this are trusted alone (the published prior is not even read)
 
 
-def why_text(why: Why, now: float | None = None) -> str:
+def why_text(why: Why, now: float | None = None, sampled: Sampled | None = None) -> str:
     if isinstance(why, str):
         return why
-    if len(why) == 4:
-        pattern, value, n, at = why  # type: ignore[misc]
-        age = max(0.0, (now or 0.0) - at) if now is not None else 0.0
-        return f"{pattern.format(value)} ({n} samples, newest {age:.0f} s old)"
-    return why[0].format(why[1])
+    text = why[0].format(why[1])
+    if len(why) == 3 and sampled is not None:
+        n, at = sampled(why[2])  # type: ignore[misc]
+        if at is not None:
+            age = max(0.0, (now or at) - at)
+            return f"{text} ({n} samples, newest {age:.0f} s old)"
+    return text
 
 
 def blend(own: float, n: int, at: float | None, prior: float | None, now: float) -> float:
@@ -159,7 +163,7 @@ def fastest(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
             n, at = m.sampled(c.key)
             if _stale(inp, at):
                 ttft = blend(ttft, n, at, inp.published_ttft(c), inp.now)
-            keyed.append(((1, ttft), c, ("EWMA TTFT {:.0f} ms", ttft * 1000, n, at or 0.0)))
+            keyed.append(((1, ttft), c, ("EWMA TTFT {:.0f} ms", ttft * 1000, c.key)))
             continue
         prior = inp.published_ttft(c)
         if prior is not None:
@@ -192,7 +196,7 @@ def throughput(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
         n, at = m.sampled(c.key)
         if _stale(inp, at):
             measured = blend(measured, n, at, inp.published_tps(c), inp.now)
-        whys[c.key] = ("{:.0f} tok/s", measured, n, at or 0.0)
+        whys[c.key] = ("{:.0f} tok/s", measured, c.key)
         return measured
 
     speeds = {c.key: tps(c) for c in cands}
@@ -219,12 +223,7 @@ def score(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
             s += same_model_bonus(c, requested)
         values[c.key] = s
     ordered = sorted(cands, key=lambda c: -values[c.key])
-    out: Ordered = []
-    for c in ordered:
-        n, at = inp.measurements.sampled(c.key)
-        value = values[c.key]
-        out.append((c, ("score {:.3f}", value, n, at) if at is not None else ("score {:.3f}", value)))
-    return out
+    return [(c, ("score {:.3f}", values[c.key], c.key)) for c in ordered]
 
 
 def same_model_bonus(c: Candidate, requested: str) -> float:
