@@ -140,6 +140,23 @@ SHIFT_FACTOR = 2.0  # a sample at least 2× (or at most ½×) the estimate is "f
 SHIFT_RUN = 2  # that many far samples in a row: the route changed speed, the old window is forgotten
 
 
+def _median(values: deque[float]) -> float:
+    s = sorted(values)
+    mid = len(s) // 2
+    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+
+
+def window_medians(route: RouteRecord) -> tuple[float | None, float | None]:
+    """The (TTFT, tok/s) window medians, memoised on the record until the next sample: the planner's
+    speed strategies and the change detector read the same memo."""
+    if route.medians is None:
+        route.medians = (
+            _median(route.ttft) if route.ttft else None,
+            _median(route.tps) if route.tps else None,
+        )
+    return route.medians
+
+
 def add_ttft(route: RouteRecord, ttft: float, at: float, detect: bool = True) -> None:
     """A time-to-first-event sample: into the window and the EWMA. When the route's speed changed — two
     samples in a row at least twice (or one at most half) the window's median — the window restarts from
@@ -148,7 +165,7 @@ def add_ttft(route: RouteRecord, ttft: float, at: float, detect: bool = True) ->
     prev = route.ewma_ttft
     # The reference is the window's median, not the EWMA: one stall inflates the EWMA, and the next normal
     # sample would then look like a recovery; the median ignores a single outlier.
-    ref = median(route.ttft) if detect and len(route.ttft) >= SHIFT_RUN else None
+    ref = window_medians(route)[0] if detect and len(route.ttft) >= SHIFT_RUN else None
     route.ttft.append(ttft)
     route.sampled_at = at
     route.medians = None
@@ -172,9 +189,9 @@ def add_ttft(route: RouteRecord, ttft: float, at: float, detect: bool = True) ->
 
 def add_tps(route: RouteRecord, tps: float, at: float) -> None:
     """A throughput sample, with the same change detector against the window's median."""
+    ref = window_medians(route)[1] if len(route.tps) >= SHIFT_RUN else None
     route.sampled_at = at
     route.medians = None
-    ref = median(route.tps) if len(route.tps) >= SHIFT_RUN else None
     route.tps.append(tps)
     better = ref is not None and tps >= SHIFT_FACTOR * ref
     if ref is not None and (better or tps * SHIFT_FACTOR <= ref):

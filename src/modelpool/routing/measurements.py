@@ -6,25 +6,13 @@ full snapshot per candidate per call cost more than the rest of the pipeline tog
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from modelpool.health.record import RouteRecord
+from modelpool.health.record import RouteRecord, window_medians
 from modelpool.health.registry import HealthRegistry
-
-
-def median(values: Sequence[float]) -> float:
-    """`statistics.median` without its generality (type dispatch, iterator support): the window is short
-    and sorting it is all the work there is."""
-    s = sorted(values)
-    mid = len(s) // 2
-    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
 
 
 def medians(rec: RouteRecord) -> tuple[float | None, float | None]:
     """The record's (TTFT, tok/s) window medians, memoised on it until the registry adds a sample."""
-    if rec.medians is None:
-        rec.medians = (median(rec.ttft) if rec.ttft else None, median(rec.tps) if rec.tps else None)
-    return rec.medians
+    return window_medians(rec)
 
 
 class RegistryMeasurements:
