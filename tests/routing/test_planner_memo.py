@@ -69,7 +69,13 @@ def test_speeds_rerank_after_each_sample() -> None:
     assert [key for key, _ in plan(gw)] == ROUTES
     gw.health.record_success("beta/m1", tokens_per_s=400)
     gw.health.record_success("beta/m1", tokens_per_s=400)  # beta's median: 400
-    assert plan(gw) == [("beta/m1", "400 tok/s"), ("alpha/m1", "100 tok/s"), ("gamma/m1", "10 tok/s")]
+    # each reason names the estimate and how many own samples it rests on, and how old the newest is
+    assert [(key, why.split(" (")[0]) for key, why in plan(gw)] == [
+        ("beta/m1", "400 tok/s"),
+        ("alpha/m1", "100 tok/s"),
+        ("gamma/m1", "10 tok/s"),
+    ]
+    assert plan(gw)[0][1].startswith("400 tok/s (3 samples, newest ")
 
 
 def test_a_ranking_that_read_published_stats_is_not_kept() -> None:

@@ -77,12 +77,20 @@ def render_status(data: dict[str, Any]) -> None:
     for w in data.get("warnings", []):
         console.print(f"[yellow]warning:[/] {w}")
     table = Table(title="routes")
-    for col in ("route", "state", "TTFT", "success", "last kind"):
+    for col in ("route", "state", "TTFT", "tok/s", "sampled", "success", "last kind"):
         table.add_column(col)
     for r in data["ranking"]:
         ttft = f"{r['ewma_ttft_ms']:.0f} ms" if r.get("ewma_ttft_ms") is not None else ""
+        tps = f"{r['median_tps']:.0f}" if r.get("median_tps") is not None else ""
+        age = f"{r['sample_age_s']:.0f} s ago" if r.get("sample_age_s") is not None else ""
         table.add_row(
-            r["route"], _state_cell(r), ttft, f"{r['success_rate']:.2f}", r.get("last_error_kind") or ""
+            r["route"],
+            _state_cell(r),
+            ttft,
+            tps,
+            age,
+            f"{r['success_rate']:.2f}",
+            r.get("last_error_kind") or "",
         )
     console.print(table)
     if data["last_failures"]:

@@ -33,6 +33,7 @@ from modelpool.engine.replica import ReplicaApplier, cursor_key
 from modelpool.events import EventBus, LastPlans, LiveRoute, SessionLog
 from modelpool.fleet import FleetView
 from modelpool.health.registry import HealthRegistry
+from modelpool.hedge.policy import HedgeBudget
 from modelpool.periods import CalendarStore, default_cache_path
 from modelpool.protocols.errors import ClientError
 from modelpool.routing.call import Call, Candidate
@@ -141,6 +142,7 @@ class Engine:
         if self.state.shared:
             self.planner.on_advance = lambda pool, at: self.state.bump("counters", cursor_key(pool), at)
         self.events = EventBus()
+        self.hedge_budget = HedgeBudget()  # SPEC §3.7: hedges per minute of calls, per process
         self.sessions = SessionLog()
         self.response_book = ResponseBook()  # Responses ids → the route that stored them
         self.questions = QuestionBoard(self.events)
@@ -360,12 +362,42 @@ class Engine:
             fields: dict[str, Any] = {"pool": call.pool.id, "session": call.session_id, "from": frm, "to": to}
             self.events.publish("switch", kind=kind, **fields)
 
-        walker = Walker(
-            call, plan, rt.config.pool, self.sink, on_switch=on_switch, consent=consent if ask else None
-        )
+        hedge = rt.config.pool.hedge
+        if hedge.enabled:
+            walker: Walker = self._hedging_walker(call, plan, on_switch, consent if ask else None)
+        else:
+            walker = Walker(
+                call, plan, rt.config.pool, self.sink, on_switch=on_switch, consent=consent if ask else None
+            )
         walker.state.pricer = rt.prices().pricer(self.clock())  # SPEC §14: prices at the call's start
         self.last_plans[call.session_id or ""] = plan
         return walker
+
+    def _hedging_walker(self, call: Call, plan: Any, on_switch: Any, consent: Any) -> Walker:
+        """SPEC §3.7: the walk that may start a second attempt when the first is slow to its first event."""
+        from modelpool.hedge import hedge_delay
+        from modelpool.hedge.walk import HedgingWalker
+
+        pool_cfg = self.runtime.config.pool
+        self.hedge_budget.note_call()
+
+        def on_hedge(outcome: str, loser: str | None, winner: str | None) -> None:
+            fields: dict[str, Any] = {"pool": call.pool.id, "session": call.session_id}
+            self.events.publish("hedge", outcome=outcome, loser=loser, winner=winner, **fields)
+
+        return HedgingWalker(
+            call,
+            plan,
+            pool_cfg,
+            self.sink,
+            hedge=pool_cfg.hedge,
+            delay=lambda key: hedge_delay(self.runtime.config.pool.hedge, key, self.health.ttft_quantile),
+            budget=self.hedge_budget,
+            measure=self.health.record_first_event,
+            on_hedge=on_hedge,
+            on_switch=on_switch,
+            consent=consent,
+        )
 
     # ---- aggregators (SPEC §3.4, §6) -------------------------------------------------------------
 

@@ -77,6 +77,9 @@ class RouteRecord:
         "last_success_at",
         "medians",
         "rest_until",
+        "sampled_at",
+        "shift_tps",
+        "shift_ttft",
         "successes",
         "tps",
         "ttft",
@@ -98,6 +101,10 @@ class RouteRecord:
         self.ttft: deque[float] = deque(maxlen=WINDOW)
         self.tps: deque[float] = deque(maxlen=WINDOW)
         self.ewma_ttft: float | None = None
+        self.sampled_at: float | None = None  # newest latency sample (clock time): the estimates' age
+        # Consecutive samples far from the current estimate (a change detector, `add_ttft` / `add_tps`).
+        self.shift_ttft = 0
+        self.shift_tps = 0
         # (TTFT, tok/s) medians of the windows, memoised by the planner's measurements until the next
         # sample (None: to compute): the speed strategies read one per route per call.
         self.medians: tuple[float | None, float | None] | None = None
@@ -127,6 +134,75 @@ class RouteRecord:
             "last_success_at": self.last_success_at,
             "updated_at": self.updated_at,
         }
+
+
+SHIFT_FACTOR = 2.0  # a sample at least 2× (or at most ½×) the estimate is "far"
+SHIFT_RUN = 2  # that many far samples in a row: the route changed speed, the old window is forgotten
+
+
+def _median(values: deque[float]) -> float:
+    s = sorted(values)
+    mid = len(s) // 2
+    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+
+
+def window_medians(route: RouteRecord) -> tuple[float | None, float | None]:
+    """The (TTFT, tok/s) window medians, memoised on the record until the next sample: the planner's
+    speed strategies and the change detector read the same memo."""
+    if route.medians is None:
+        route.medians = (
+            _median(route.ttft) if route.ttft else None,
+            _median(route.tps) if route.tps else None,
+        )
+    return route.medians
+
+
+def add_ttft(route: RouteRecord, ttft: float, at: float, detect: bool = True) -> None:
+    """A time-to-first-event sample: into the window and the EWMA. When the route's speed changed — two
+    samples in a row at least twice (or one at most half) the window's median — the window restarts from
+    those samples, so every estimate (EWMA, median, pNN) reflects the new speed after two calls, not ten.
+    `detect=False` for censored samples (a hedge's loser): a lower bound is no proof of a new speed."""
+    prev = route.ewma_ttft
+    # The reference is the window's median, not the EWMA: one stall inflates the EWMA, and the next normal
+    # sample would then look like a recovery; the median ignores a single outlier.
+    ref = window_medians(route)[0] if detect and len(route.ttft) >= SHIFT_RUN else None
+    route.ttft.append(ttft)
+    route.sampled_at = at
+    route.medians = None
+    better = ref is not None and ttft * SHIFT_FACTOR <= ref
+    if ref is not None and (ttft >= SHIFT_FACTOR * ref or better):
+        route.shift_ttft += 1
+    else:
+        route.shift_ttft = 0
+    # Asymmetric on purpose: a route that looks better at once is tried at once and its own traffic
+    # corrects a lucky sample within two calls; a route that looks worse gets no traffic, so waiting for a
+    # confirmation there would cost far more (a route left behind is only re-measured by exploration).
+    if route.shift_ttft >= SHIFT_RUN or better:
+        recent = list(route.ttft)[-(1 if better and route.shift_ttft < SHIFT_RUN else SHIFT_RUN) :]
+        route.ttft.clear()
+        route.ttft.extend(recent)
+        route.ewma_ttft = sum(recent) / len(recent)
+        route.shift_ttft = 0
+        return
+    route.ewma_ttft = ttft if prev is None else EWMA_ALPHA * ttft + (1 - EWMA_ALPHA) * prev
+
+
+def add_tps(route: RouteRecord, tps: float, at: float) -> None:
+    """A throughput sample, with the same change detector against the window's median."""
+    ref = window_medians(route)[1] if len(route.tps) >= SHIFT_RUN else None
+    route.sampled_at = at
+    route.medians = None
+    route.tps.append(tps)
+    better = ref is not None and tps >= SHIFT_FACTOR * ref
+    if ref is not None and (better or tps * SHIFT_FACTOR <= ref):
+        route.shift_tps += 1
+    else:
+        route.shift_tps = 0
+    if route.shift_tps >= SHIFT_RUN or better:  # asymmetric, as for the TTFT (`add_ttft`)
+        recent = list(route.tps)[-(1 if better and route.shift_tps < SHIFT_RUN else SHIFT_RUN) :]
+        route.tps.clear()
+        route.tps.extend(recent)
+        route.shift_tps = 0
 
 
 def is_sample(value: float) -> bool:

@@ -9,6 +9,7 @@ worse than a short one.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping
 from datetime import tzinfo
@@ -17,11 +18,12 @@ from typing import Any
 from modelpool.config.schema import PoolConfig
 from modelpool.health.classify import FailureKind, classify, counts_against_route, error_text
 from modelpool.health.record import (
-    EWMA_ALPHA,
     MAX_ERROR_CHARS,
     RouteHealth,
     RouteRecord,
     RouteState,
+    add_tps,
+    add_ttft,
     from_record,
     health_of,
     is_sample,
@@ -137,13 +139,29 @@ class HealthRegistry:
         route.last_success_at = at
         route.updated_at = at
         if ttft is not None and is_sample(ttft):
-            route.ttft.append(ttft)
-            prev = route.ewma_ttft
-            route.ewma_ttft = ttft if prev is None else EWMA_ALPHA * ttft + (1 - EWMA_ALPHA) * prev
+            add_ttft(route, ttft, at)
         if tokens_per_s is not None and is_sample(tokens_per_s):
-            route.tps.append(tokens_per_s)
+            add_tps(route, tokens_per_s, at)
         route.medians = None  # the windows may have moved
         self._changed(route_key, route, at)
+
+    def record_first_event(self, route_key: str, seconds: float) -> None:
+        """A measurement only (SPEC §3.7): a hedge's loser — its slow first event, or the time it had waited
+        without one when it was cancelled (a censored sample, a lower bound). No counter, no rest: the
+        route did nothing wrong, it was only slower than another."""
+        if not is_sample(seconds):
+            return
+        add_ttft(self._route(route_key), seconds, self._now(None), detect=False)
+        self.version += 1  # the planner's memoised rankings must see the new sample
+
+    def ttft_quantile(self, route_key: str, q: float) -> tuple[float | None, int]:
+        """(the q-quantile of the route's recent time-to-first-event window, how many samples)."""
+        route = self._routes.get(route_key)
+        if route is None or not route.ttft:
+            return None, 0
+        window = sorted(route.ttft)
+        n = len(window)
+        return window[min(n - 1, max(0, math.ceil(q * n) - 1))], n
 
     def record_failure(
         self,

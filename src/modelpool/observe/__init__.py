@@ -151,6 +151,7 @@ def call_fields(trace: CallTrace) -> dict[str, Any]:
         "route": trace.served,
         "attempts": [{"route": a.route, "kind": a.kind, "status": a.status} for a in trace.attempts],
         "switched_from": state.switched_from if state is not None else None,
+        "hedged": getattr(state, "hedged", None),
         "effort": state.effort if state is not None else None,
         "tokens_in": tin,
         "tokens_out": tout,

@@ -42,6 +42,11 @@ COUNTERS: dict[str, tuple[str, tuple[str, ...]]] = {
         "Route switches inside a walk: from route, to route, the failure kind that caused it.",
         ("from_route", "to_route", "kind"),
     ),
+    "modelpool_hedges": (
+        "Hedged first token (SPEC §3.7): races won by the first attempt or by the hedge, and hedges the "
+        "budget refused.",
+        ("outcome",),
+    ),
     "modelpool_input_tokens": ("Prompt tokens reported by the upstream, by serving route.", ("route",)),
     "modelpool_output_tokens": ("Completion tokens reported by the upstream, by serving route.", ("route",)),
     "modelpool_cost_usd": (
@@ -117,6 +122,10 @@ class Tally:
         self._add(
             self._requests, (trace.ingress, call.pool.id if call is not None else "", route, trace.outcome)
         )
+        walker = trace.walker
+        hedge = getattr(walker.state, "hedge_outcome", None) if walker is not None else None
+        if hedge is not None:
+            self._add(self.counters["modelpool_hedges"], (hedge,))
         attempts = trace.attempts
         if attempts:
             for rec in attempts:

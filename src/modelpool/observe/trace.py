@@ -121,7 +121,9 @@ class CallTrace:
             finally:
                 in_flight[key] -= 1
                 self.up_end = time.monotonic()
-            self.result = result
+            # The serving attempt's own start: with a hedge (SPEC §3.7) the last attempt to begin may be
+            # the loser, and the TTFT is counted from the winner's start.
+            self.result, self.attempt_at = result, now
             return result
 
         return run

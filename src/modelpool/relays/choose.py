@@ -15,6 +15,7 @@ import orjson
 
 from modelpool.aggregators import RoutingRecord
 from modelpool.health.classify import FailureKind
+from modelpool.hedge.race import RACER, Racer
 from modelpool.protocols.loss import reply_drops
 from modelpool.relays.anthropic import AnthropicStream
 from modelpool.relays.client_stream import ClientStream
@@ -100,6 +101,11 @@ class CallStreamRelay(_Relay):
         return self._last.usage if self._last is not None else None
 
     async def attempt(self, cand: Candidate) -> AttemptResult:
+        racer = RACER.get()
+        if racer is not None:
+            if not self.cs.started:
+                return await self._racing(cand, racer)
+            racer.race.closed = True  # the client saw an earlier attempt's reasoning: no hedge now
         prep = self.prepare(cand)
         self.state.dropped = list(prep.dropped)  # known before headers: x-modelpool-dropped
         relay = self._native_relay() if prep.native else self._translating_relay()
@@ -112,6 +118,54 @@ class CallStreamRelay(_Relay):
             raise
         finally:
             self.cs.last_native = prep.native
+
+    async def _racing(self, cand: Candidate, racer: Racer) -> AttemptResult:
+        """A hedge race's attempt (SPEC §3.7): its own relay and `ClientStream`, nothing reaches the client
+        until it claims the race at its first event; the winner's relay and stream become the call's."""
+        prep = self.request.for_route(cand)
+        cs = ClientStream()
+        won = False
+
+        async def start(status: int, headers: list[tuple[bytes, bytes]]) -> None:
+            nonlocal won
+            if not won:
+                await racer.claim()  # the loser never gets past this: it is being cancelled
+                won = True
+                self._adopt(cand, prep, cs, relay)
+                # The headers were made before the race was decided: the walk state has the winner now.
+                headers = [h for h in headers if not h[0].startswith(b"x-modelpool-")]
+                headers += self.state.headers()
+            await self._start(status, headers)
+
+        relay: NativeStream | TranslatingStreamRelay
+        if prep.native:
+            native = NATIVE_STREAMS[self.call.ingress]
+            relay = native(self.call, self.client, self.state, cs, start, self._emit)
+        else:
+            relay = TranslatingStreamRelay(self.call, self.client, self.state, cs, start, self._emit)
+        try:
+            return await relay.attempt(cand, prep)
+        except AttemptFailure as failure:
+            self.note_failure(prep, failure)
+            raise
+        finally:
+            if won:
+                cs.last_native = prep.native
+
+    def _adopt(
+        self, cand: Candidate, prep: Prepared, cs: ClientStream, relay: NativeStream | TranslatingStreamRelay
+    ) -> None:
+        self.cs = cs
+        self._last = relay
+        self.served_native = prep.native
+        self.served_route = cand.key
+        self.dropped = prep.dropped
+        self.state.dropped = list(prep.dropped)
+        self.state.effort = prep.effort  # both racers set it when they started
+        if isinstance(relay, TranslatingStreamRelay):
+            self._translating = relay
+        else:
+            self._native = relay
 
     def produced(self) -> tuple[str, str] | None:
         """(id the client saw, id the upstream stored) of a natively served Responses stream."""
@@ -170,6 +224,9 @@ class CallOnceRelay(_Relay):
         return self._native.obj if self.served_native else self._translating.obj
 
     async def attempt(self, cand: Candidate) -> AttemptResult:
+        racer = RACER.get()
+        if racer is not None:
+            return await self._racing(cand, racer)
         prep = self.prepare(cand)
         self.effort = prep.effort
         self.served_native = prep.native
@@ -179,6 +236,27 @@ class CallOnceRelay(_Relay):
         except AttemptFailure as failure:
             self.note_failure(prep, failure)
             raise
+
+    async def _racing(self, cand: Candidate, racer: Racer) -> AttemptResult:
+        """A hedge race's attempt, non-streamed: the race is on the whole answer — the first complete
+        answer wins (docs/decisions.md) — read into the racer's own relay, adopted when it wins."""
+        prep = self.request.for_route(cand)
+        native, translating = NativeOnce(self.client), TranslatingOnce(self.call, self.client)
+        try:
+            if prep.native:
+                result = await native.attempt(cand.endpoint.aggregator, prep)
+            else:
+                result = await translating.attempt(cand.endpoint.aggregator, prep)
+        except AttemptFailure as failure:
+            self.note_failure(prep, failure)
+            raise
+        await racer.claim()
+        self.effort, self.served_native, self.served_route = prep.effort, prep.native, cand.key
+        if prep.native:
+            self._native = native
+        else:
+            self._translating = translating
+        return result
 
     def produced(self) -> tuple[str, str] | None:
         obj = self._native.obj

@@ -134,9 +134,11 @@ class TranslatingStreamRelay:
                 self.state.add_usage(None, t.usage)
                 if t.dropped:  # reply parts the client's dialect cannot express (citations, server tools)
                     self.state.dropped = list(dict.fromkeys([*self.state.dropped, *t.dropped]))
-                t.set_metadata(self.state.metadata())
-                out.append(t.finish())
+                # Start the client stream before the metadata is read: a hedge race (SPEC §3.7) is
+                # decided at the start, and the metadata names its outcome.
                 await self._send(out, final=True)
+                t.set_metadata(self.state.metadata())
+                await self._send([t.finish()], final=True)
                 return stream_result(t0, first_at, t.usage)
             await self._send(out)
             if not data:

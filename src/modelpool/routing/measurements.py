@@ -6,25 +6,13 @@ full snapshot per candidate per call cost more than the rest of the pipeline tog
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from modelpool.health.record import RouteRecord
+from modelpool.health.record import RouteRecord, window_medians
 from modelpool.health.registry import HealthRegistry
-
-
-def median(values: Sequence[float]) -> float:
-    """`statistics.median` without its generality (type dispatch, iterator support): the window is short
-    and sorting it is all the work there is."""
-    s = sorted(values)
-    mid = len(s) // 2
-    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
 
 
 def medians(rec: RouteRecord) -> tuple[float | None, float | None]:
     """The record's (TTFT, tok/s) window medians, memoised on it until the registry adds a sample."""
-    if rec.medians is None:
-        rec.medians = (median(rec.ttft) if rec.ttft else None, median(rec.tps) if rec.tps else None)
-    return rec.medians
+    return window_medians(rec)
 
 
 class RegistryMeasurements:
@@ -58,3 +46,11 @@ class RegistryMeasurements:
         if rec is None:
             return 0.5
         return (rec.successes + 1) / (rec.attempts + 2)
+
+    def sampled(self, route_key: str) -> tuple[int, float | None]:
+        rec = self._records.get(route_key)
+        return (max(len(rec.ttft), len(rec.tps)), rec.sampled_at) if rec is not None else (0, None)
+
+    def unsettled(self, route_key: str) -> bool:
+        rec = self._records.get(route_key)
+        return rec is not None and (rec.shift_ttft > 0 or rec.shift_tps > 0)

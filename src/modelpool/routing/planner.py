@@ -22,6 +22,7 @@ from modelpool.routing.fallback import fallback_candidates
 from modelpool.routing.narrowing import demote, narrow_for_images
 from modelpool.routing.sticky import PinStore
 from modelpool.routing.strategies import (
+    FRESH,
     MEMOISABLE,
     STRATEGIES,
     Measurements,
@@ -31,6 +32,7 @@ from modelpool.routing.strategies import (
 )
 from modelpool.runtime import Runtime
 
+SPEED = frozenset({"fastest", "throughput", "score"})  # strategies that rank by measured speed
 HARD_CEILING = 8  # routes one call may try, whatever the config says (rotator seed)
 
 
@@ -55,6 +57,7 @@ class Planner:
         self.pins = pins or PinStore()
         self._rng = rng or random.Random()
         self._cursors: dict[str, int] = {}  # round-robin: next start per pool
+        self._explore_ticks: dict[str, int] = {}  # speed strategies: calls per pool (re-measure cadence)
         # Called with (pool, new cursor) after each step, so a shared backend can make the rotation
         # global across processes (the step itself never waits for it).
         self.on_advance: Callable[[str, int], None] | None = None
@@ -69,6 +72,7 @@ class Planner:
         order, whys = self._rank(rt, call, eligible, now, shared=eligible is base)
         notes = Notes()
         translating = self._translating(rt, call, base)
+        order = self._explore(rt, call, order, notes, now)
         order = self._sticky(rt, call, self._reorder(call, order, notes, now, translating), notes, now)
         limit = 1 if (not pool_cfg.fallback or call.purpose) else pool_cfg.max_attempts
         if len(order) > limit:
@@ -76,7 +80,10 @@ class Planner:
             skipped += [(c.key, why) for c in order[limit:]]
             order = order[:limit]
         # Only now, for the few routes the plan keeps, the candidates of this call and their reason texts.
-        candidates = [c.with_reasons(why_text(whys[c.key]), *notes.get(c.key, ())) for c in order]
+        sampled = self._measurements.sampled
+        candidates = [
+            c.with_reasons(why_text(whys[c.key], now, sampled), *notes.get(c.key, ())) for c in order
+        ]
         if pool_cfg.model_fallback != "off" and pool_cfg.fallback and not call.purpose:
             room = HARD_CEILING - len(candidates)
             candidates += fallback_candidates(self, rt, call, pool_cfg.model_fallback, room, now)
@@ -96,11 +103,11 @@ class Planner:
         # Prices make `cheapest` depend on this call (its size, its pin) and on the price library's own
         # windows: such a ranking is computed per call, never memoised.
         expected = self._expected(rt, call, eligible, now) if strategy == "cheapest" else None
-        stamp = self._stamp(strategy, peak, call) if shared and expected is None else None
+        stamp = self._stamp(strategy, peak, call, now) if shared and expected is None else None
         memo = rt.memo.get(("ranking", call.pool.id))
         if stamp is not None and memo is not None and memo[0] is eligible and memo[1] == stamp:
             return memo[2], memo[3]
-        inp = self._strategy_input(rt, call, peak, self._cursor(rt, call, eligible, now))
+        inp = self._strategy_input(rt, call, peak, self._cursor(rt, call, eligible, now), now)
         inp.expected_cost = expected
         ordered = STRATEGIES[strategy](eligible, inp)
         order, whys = tuple([c for c, _ in ordered]), {c.key: why for c, why in ordered}
@@ -121,13 +128,52 @@ class Planner:
             pinned = pin.route if pin is not None else None
         return expected_costs(book.pricer(now), call.est_tokens, output_estimate(call.body), pinned)
 
-    def _stamp(self, strategy: str, peak: bool, call: Call) -> tuple[int, bool, str] | None:
+    def _stamp(self, strategy: str, peak: bool, call: Call, now: float) -> tuple[int, bool, str, int] | None:
         """What a memoisable strategy's ranking depends on besides the runtime and the candidates: the
         measurements (if it reads them), the period and the requested name. None: not memoisable."""
         reads_measurements = MEMOISABLE.get(strategy)
         if reads_measurements is None:
             return None
-        return (self._measurements.version() if reads_measurements else 0, peak, call.requested_model)
+        # The speed rankings also weigh samples by age (published priors once own samples are not fresh):
+        # a ranking is reused for at most `FRESH` seconds.
+        epoch = int(now // FRESH) if reads_measurements else 0
+        return (self._measurements.version() if reads_measurements else 0, peak, call.requested_model, epoch)
+
+    def _explore(
+        self, rt: Runtime, call: Call, order: Sequence[Candidate], notes: Notes, now: float
+    ) -> Sequence[Candidate]:
+        """A route left behind by a speed strategy gets no traffic, so its estimate never learns that it
+        recovered: every 1/`speed.explore`-th call of the pool puts first the route whose newest own sample
+        is the oldest (once older than `speed.explore_after`). A pinned session keeps its pin (step 7)."""
+        speed = rt.config.pool.speed
+        if speed.explore <= 0 or call.purpose or len(order) < 2 or rt.config.pool.strategy not in SPEED:
+            return order
+        pool = call.pool.id
+        tick = self._explore_ticks[pool] = self._explore_ticks.get(pool, 0) + 1
+        if tick % max(1, round(1 / speed.explore)):
+            return order
+        m = self._measurements
+        # First a route whose newest sample disagreed with its estimate (one more sample confirms a change
+        # — e.g. a recovery — or dismisses it), else the one whose newest sample is the oldest.
+        # A route never measured (a strategy that does not probe, e.g. `throughput`) counts as the oldest.
+        best: tuple[float, int] | None = None
+        for i, c in enumerate(order[1:], 1):
+            at = m.sampled(c.key)[1]
+            if at is not None and m.unsettled(c.key):
+                best = (-2.0, i)
+                break
+            if at is None:
+                at = -1.0
+            if now - at > speed.explore_after and (best is None or at < best[0]):
+                best = (at, i)
+        if best is None:
+            return order
+        at, i = best
+        c = order[i]
+        why = {-2.0: "its newest sample disagreed", -1.0: "never measured"}.get(at)
+        why = why or f"newest sample {now - at:.0f} s old"
+        notes.add(c.key, f"re-measure: {why} (explore {speed.explore:.0%})")
+        return [c, *order[:i], *order[i + 1 :]]
 
     @staticmethod
     def _translating(rt: Runtime, call: Call, base: Sequence[Candidate]) -> bool:
@@ -246,7 +292,12 @@ class Planner:
         return ordered
 
     def _strategy_input(
-        self, rt: Runtime, call: Call, peak: bool = False, cursor: Callable[[str], int] | None = None
+        self,
+        rt: Runtime,
+        call: Call,
+        peak: bool = False,
+        cursor: Callable[[str], int] | None = None,
+        now: float = 0.0,
     ) -> StrategyInput:
         pool_cfg = rt.config.pool
         return StrategyInput(
@@ -261,6 +312,7 @@ class Planner:
             score_weights=(pool_cfg.score_weights.connectivity, pool_cfg.score_weights.speed),
             prefer_same_model=pool_cfg.prefer_same_model,
             rng=self._rng,
+            now=now,
         )
 
     def _next_cursor(self, pool_id: str) -> int:

@@ -29,6 +29,8 @@ class Measurements(Protocol):
     def median_tps(self, route_key: str) -> float | None: ...
     def served(self, route_key: str) -> int: ...
     def laplace(self, route_key: str) -> float: ...
+    def sampled(self, route_key: str) -> tuple[int, float | None]: ...  # (window samples, newest at)
+    def unsettled(self, route_key: str) -> bool: ...  # its newest sample disagreed with its estimate
 
 
 @dataclass(slots=True)
@@ -46,6 +48,7 @@ class StrategyInput:
     score_weights: tuple[float, float]
     prefer_same_model: bool
     rng: random.Random
+    now: float = 0.0  # clock time of the plan: how old a route's own samples are
     # Published stats change on their own, not with the measurements' version: a ranking that read them
     # must not be memoised.
     priors_read: bool = False
@@ -61,12 +64,42 @@ class StrategyInput:
         return self.prior_ttft(c)
 
 
-Why = str | tuple[str, float]  # a reason, or a `str.format` pattern and its one argument
+# A reason, or a `str.format` pattern and its one argument, or a pattern, its value and the route key: the
+# route's own samples ("n samples, newest N s old") are looked up when the text is made, at plan time and
+# only for the routes the plan keeps.
+Why = str | tuple[str, float] | tuple[str, float, str]
 Ordered = list[tuple[Candidate, Why]]  # candidate and the reason of its position
+Sampled = Callable[[str], tuple[int, float | None]]
+
+PRIOR_WEIGHT = 1.0  # a published figure counts as this many fresh own samples
+SAMPLE_HALF_LIFE = 120.0  # seconds: own samples this old count half against the published prior
+FRESH = 30.0  # own samples newer than this are trusted alone (the published prior is not even read)
 
 
-def why_text(why: Why) -> str:
-    return why if isinstance(why, str) else why[0].format(why[1])
+def why_text(why: Why, now: float | None = None, sampled: Sampled | None = None) -> str:
+    if isinstance(why, str):
+        return why
+    text = why[0].format(why[1])
+    if len(why) == 3 and sampled is not None:
+        n, at = sampled(why[2])  # type: ignore[misc]
+        if at is not None:
+            age = max(0.0, (now or at) - at)
+            return f"{text} ({n} samples, newest {age:.0f} s old)"
+    return text
+
+
+def blend(own: float, n: int, at: float | None, prior: float | None, now: float) -> float:
+    """Own samples against the published prior, weighed by their count and age (SPEC §3.1, issue #18):
+    n fresh samples count n, a sample `SAMPLE_HALF_LIFE` old counts half; the prior counts
+    `PRIOR_WEIGHT`. Without a prior the own estimate stands whatever its age."""
+    if prior is None or at is None:
+        return own
+    weight = min(n, 10) * 0.5 ** (max(0.0, now - at) / SAMPLE_HALF_LIFE)
+    return (own * weight + prior * PRIOR_WEIGHT) / (weight + PRIOR_WEIGHT)
+
+
+def _stale(inp: StrategyInput, at: float | None) -> bool:
+    return at is None or inp.now - at > FRESH
 
 
 def priority(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
@@ -120,14 +153,19 @@ def least_used(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
 
 
 def fastest(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
-    # Measured routes rank by EWMA time-to-first-chunk; a route with published stats (an aggregator's best
-    # inner provider) uses its published TTFT as a prior in the same unit; a route with neither is probed
-    # first (its first call is the measurement).
+    # Measured routes rank by EWMA time-to-first-chunk (with a change detector: two samples at twice or
+    # half the EWMA restart it, health/record.py); once the own samples are no longer fresh, a route with
+    # published stats (an aggregator's best inner provider) weighs them against its published TTFT by count
+    # and age; a route with neither is probed first (its first call is the measurement).
     keyed: list[tuple[tuple[int, float], Candidate, Why]] = []
+    m = inp.measurements
     for c in cands:
-        ttft = inp.measurements.ewma_ttft(c.key)
+        ttft = m.ewma_ttft(c.key)
         if ttft is not None:
-            keyed.append(((1, ttft), c, ("EWMA TTFT {:.0f} ms", ttft * 1000)))
+            n, at = m.sampled(c.key)
+            if _stale(inp, at):
+                ttft = blend(ttft, n, at, inp.published_ttft(c), inp.now)
+            keyed.append(((1, ttft), c, ("EWMA TTFT {:.0f} ms", ttft * 1000, c.key)))
             continue
         prior = inp.published_ttft(c)
         if prior is not None:
@@ -167,15 +205,25 @@ def _cheapest_by_price(
 
 
 def throughput(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
+    m = inp.measurements
+    whys: dict[str, Why] = {}
+
     def tps(c: Candidate) -> float | None:
-        measured = inp.measurements.median_tps(c.key)
-        return measured if measured is not None else inp.published_tps(c)
+        measured = m.median_tps(c.key)
+        if measured is None:
+            prior = inp.published_tps(c)
+            if prior:
+                whys[c.key] = ("published {:.0f} tok/s", prior)
+            return prior
+        n, at = m.sampled(c.key)
+        if _stale(inp, at):
+            measured = blend(measured, n, at, inp.published_tps(c), inp.now)
+        whys[c.key] = ("{:.0f} tok/s", measured, c.key)
+        return measured
 
     speeds = {c.key: tps(c) for c in cands}
     ordered = sorted(cands, key=lambda c: (speeds[c.key] is None, -(speeds[c.key] or 0.0)))
-    return [
-        (c, ("{:.0f} tok/s", speed) if (speed := speeds[c.key]) else "no throughput data") for c in ordered
-    ]
+    return [(c, whys.get(c.key, "no throughput data")) for c in ordered]
 
 
 def score(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
@@ -197,7 +245,7 @@ def score(cands: Sequence[Candidate], inp: StrategyInput) -> Ordered:
             s += same_model_bonus(c, requested)
         values[c.key] = s
     ordered = sorted(cands, key=lambda c: -values[c.key])
-    return [(c, ("score {:.3f}", values[c.key])) for c in ordered]
+    return [(c, ("score {:.3f}", values[c.key], c.key)) for c in ordered]
 
 
 def same_model_bonus(c: Candidate, requested: str) -> float:

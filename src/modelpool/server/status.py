@@ -84,6 +84,11 @@ def status_report(gw: Engine) -> dict[str, Any]:
         h = gw.health.snapshot(key, now)
         candidate, reason = rt.catalog.route_status(key)
         row = {"route": key, **route_badge(h, candidate, reason)}
+        # How old the speed estimates are (issue #18): the newest own sample, and the throughput estimate.
+        rec = gw.health.record(key)
+        at = rec.sampled_at if rec is not None else None
+        row["sample_age_s"] = round(now - at, 1) if at is not None else None
+        row["median_tps"] = round(h.median_tps, 1) if h.median_tps is not None else None
         ranking.append(row)
         if h.last_error:
             last_failures.append(

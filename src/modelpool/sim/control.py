@@ -40,4 +40,14 @@ async def handle(server: ProviderServer, request: web.BaseRequest, path: str) ->
         return _json({"ok": True})
     if path == "/_sim/info" and method == "GET":
         return _json(server.info())
+    if path == "/_sim/speed" and method == "POST":
+        # Speeds that change on a schedule (bench/drift.py): the provider's ttft / tok/s from now on.
+        try:
+            data = orjson.loads(await request.read())
+            ttft, tps = float(data.get("ttft", server.spec.ttft)), float(data.get("tps", server.spec.tps))
+        except (orjson.JSONDecodeError, TypeError, ValueError, AttributeError) as exc:
+            error = {"message": f"bad speed: {exc}", "type": "invalid_request_error"}
+            return _json({"error": error}, 400)
+        server.spec.ttft, server.spec.tps = ttft, tps
+        return _json({"ok": True, "ttft": ttft, "tps": tps})
     return _json({"error": {"message": f"unknown control path {path}", "type": "not_found"}}, 404)

@@ -169,6 +169,35 @@ def bench_native_fleet() -> FleetSpec:
     return bench_fleet(route_dialects=DIALECTS)
 
 
+def heavy_tail_fleet() -> FleetSpec:
+    """bench/hedge.py (SPEC §3.7): three OpenAI routes serving `m1` at 50 ms to the first token, each
+    stalling every tenth of its calls for 3 s before its first byte (bench/hedge.py `--random` draws a
+    tenth at random instead, through the control API)."""
+    stall = Fault("stall", every=10, delay=3.0)
+    return FleetSpec(
+        [
+            SimProvider(pid, models=[SimModel("m1", output_tokens=20)], ttft=0.05, tps=400.0, faults=[stall])
+            for pid in ("alpha", "beta", "gamma")
+        ],
+        seed=18,
+    )
+
+
+DRIFT_SPEEDS = {"p1": 300.0, "p2": 200.0, "p3": 100.0, "p4": 150.0}  # tok/s at the start of bench/drift.py
+
+
+def drift_fleet() -> FleetSpec:
+    """bench/drift.py: four OpenAI routes serving `m1` (60 tokens) at different speeds; the benchmark
+    changes their speeds on a schedule through `POST /_sim/speed`."""
+    return FleetSpec(
+        [
+            SimProvider(pid, models=[SimModel("m1", output_tokens=60)], ttft=0.05, tps=tps)
+            for pid, tps in DRIFT_SPEEDS.items()
+        ],
+        seed=18,
+    )
+
+
 AGENT_MODEL = "agent-1"
 
 
@@ -200,6 +229,8 @@ PRESETS: dict[str, Callable[[], FleetSpec]] = {
     "bench": bench_fleet,
     "bench-native": bench_native_fleet,
     "agent": agent_fleet,
+    "heavy-tail": heavy_tail_fleet,
+    "drift": drift_fleet,
 }
 
 

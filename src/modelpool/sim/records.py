@@ -41,6 +41,10 @@ class CallRecord:
     secret_headers: list[str] = field(default_factory=list)  # credential headers present (names only)
     query: str = ""  # the request's query string (Claude Code calls `/v1/messages?beta=true`)
     tail_stall: float = 0.0  # seconds this call stalled before its first byte (`ttft_tail`)
+    # The client hung up before the reply ended — also during a scripted fault (e.g. a stall before the
+    # first byte that a hedge race cancelled), when `outcome` keeps the fault's kind.
+    disconnected: bool = False
+    disconnected_at: float | None = None  # wall clock
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able (the control API): the raw body as base64 in `raw_body_b64`."""

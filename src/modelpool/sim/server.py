@@ -4,7 +4,7 @@ Paths are accepted with or without the `/v1` prefix, so any base_url convention 
 serves only the dialects it speaks (`SimProvider.speaks`; 404 for the others): `POST /v1/chat/completions`
 (openai), `POST /v1/messages` + `/v1/messages/count_tokens` (anthropic), `POST /v1/responses` (responses);
 `GET /v1/models`, `GET /v1/models/{creator}/{model}/endpoints` (vercel, public), and the control surface
-`POST|GET /_sim/faults`, `GET|DELETE /_sim/calls`, `GET /_sim/info`.
+`POST|GET /_sim/faults`, `GET|DELETE /_sim/calls`, `GET /_sim/info`, `POST /_sim/speed`.
 """
 
 from __future__ import annotations
@@ -165,6 +165,7 @@ class ProviderServer:
         except (ConnectionError, asyncio.CancelledError):
             if rec.outcome == "ok":
                 rec.outcome = "disconnected"
+            rec.disconnected, rec.disconnected_at = True, time.time()
             raise
 
     async def _serve(self, request: web.BaseRequest, dialect: Dialect, rec: CallRecord) -> web.StreamResponse:

@@ -71,9 +71,13 @@ class WalkState:
         if price is not None:
             self.cost = (self.cost or 0.0) + price.cost(usage)
 
+    hedged: str | None = None  # SPEC §3.7: "<loser> → <winner>" once a hedge race was decided
+    hedge_outcome: str | None = None  # won_by_first | won_by_hedge | budget_refused (the metric's label)
+    hedge_started: bool = False
+
     @property
     def attempt_count(self) -> int:
-        return len(self.attempts) + 1
+        return len(self.attempts) + 1 + (1 if self.hedged else 0)
 
     def metadata(self) -> dict[str, object]:
         meta: dict[str, object] = {
@@ -85,6 +89,8 @@ class WalkState:
         }
         if self.dropped:
             meta["dropped"] = list(self.dropped)
+        if self.hedged:
+            meta["hedged"] = self.hedged
         return meta
 
     def notice(self) -> str | None:
@@ -111,6 +117,8 @@ class WalkState:
             out.append((b"x-modelpool-dropped", ", ".join(self.dropped).encode()))
         if self.cost is not None:  # known only once the answer is whole: non-streamed answers
             out.append((b"x-modelpool-cost", f"{self.cost:.10f}".rstrip("0").rstrip(".").encode() or b"0"))
+        if self.hedged:
+            out.append((b"x-modelpool-hedged", self.hedged.encode()))
         return out
 
 
@@ -150,13 +158,14 @@ class Walker:
         self._on_switch = on_switch
         self._consent = consent
         self.served: Candidate | None = None
+        self.pending: list[Candidate] = []
         self.declined: str | None = None  # the route a consent question refused to switch to
 
     async def run(self, attempt: Attempt) -> Candidate:
         """Walk the candidates until one attempt succeeds; raise `WalkFailed` when none did."""
         no_failover = bool(self.call.purpose) or self.call.forced_route is not None
         last: AttemptFailure | None = None
-        pending = list(self.plan.candidates)
+        pending = self.pending = list(self.plan.candidates)  # a hedge takes its rival from here
         while pending:
             cand = pending.pop(0)
             if last is not None and self._rested_since_plan(cand, pending):
@@ -172,8 +181,8 @@ class Walker:
                 cand, attempt, retries=0 if no_failover else self.cfg.retries_per_route
             )
             if last is None:
-                self.served = cand
-                return cand
+                self.served = self.state.current or cand  # a hedge's winner may be another candidate
+                return self.served
             if no_failover:
                 break
         raise self._failed()

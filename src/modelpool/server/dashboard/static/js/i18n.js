@@ -81,7 +81,7 @@ const EN = {
   "ss.model": "Provider's model id", "ss.effort": "Effort", "ss.attempts": "Attempts", "ss.from": "Switched from",
   "ss.at": "When", "ss.none": "No session has been served yet.",
   // events
-  "ev.title": "Events", "ev.none": "Waiting for events…", "ev.switch": "switch", "ev.failure": "failure",
+  "ev.title": "Events", "ev.none": "Waiting for events…", "ev.switch": "switch", "ev.hedge": "hedge", "ev.failure": "failure",
   "ev.question": "question", "ev.question-closed": "answered", "ev.pin": "pin", "ev.served": "served",
   "ev.rest": "rest {rest}",
   // questions
@@ -162,7 +162,7 @@ const ZH = {
   "ss.title": "会话", "ss.session": "会话", "ss.pool": "模型池", "ss.provider": "提供商",
   "ss.model": "提供商模型 id", "ss.effort": "思考深度", "ss.attempts": "尝试次数", "ss.from": "切换自",
   "ss.at": "时间", "ss.none": "还没有会话。",
-  "ev.title": "事件", "ev.none": "等待事件…", "ev.switch": "切换", "ev.failure": "失败",
+  "ev.title": "事件", "ev.none": "等待事件…", "ev.switch": "切换", "ev.hedge": "对冲", "ev.failure": "失败",
   "ev.question": "询问", "ev.question-closed": "已答复", "ev.pin": "固定", "ev.served": "完成",
   "ev.rest": "休息 {rest}",
   "qu.title": "询问", "qu.none": "没有待答复的询问。", "qu.switch": "切换",

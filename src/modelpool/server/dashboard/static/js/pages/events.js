@@ -40,6 +40,9 @@ function describe(e) {
       const q = e.question || {};
       return `${q.from} → ${q.to} (${q.kind})${q.outcome ? ` · ${q.outcome}` : ""}`;
     }
+    case "hedge": return e.winner
+      ? `${e.loser} → ${e.winner} (${e.outcome})${e.pool ? ` · ${e.pool}` : ""}${e.session ? ` · ${e.session}` : ""}`
+      : `${e.loser} (${e.outcome})${e.pool ? ` · ${e.pool}` : ""}`;
     case "pin": return `${e.pool} → ${e.route}`;
     case "served": return `${e.route || ""}${e.session ? ` · ${e.session}` : ""}`;
     default: {
