@@ -76,7 +76,7 @@ def render(rows: list[dict[str, Any]]) -> str:
         "every cell is what that run observed, and every run asserted it (a failed assertion shows as ✗).",
         "P is the pool's primary route, S the secondary; routes are `provider/model` of the simulated fleet",
         "(`alpha`/`beta` OpenAI-compatible, `gamma`/`delta` Anthropic). The gateway ran with",
-        "`retries_per_route: 1`, timeouts `first_byte 400ms`, `idle 500ms`, `response 2s`.",
+        "`retries_per_route: 1`, timeouts `first_byte 1500ms`, `idle 500ms`, `response 2s`.",
         "`N tok` counts the answer tokens the client received; every whole reply was exactly the served",
         "route's text and every cut one exactly its first N tokens: no duplicated text anywhere.",
         "",

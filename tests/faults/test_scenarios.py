@@ -111,8 +111,10 @@ def rig(local_zone: None) -> Iterator[Rig]:
             "quota_reset_hour": 3,
             "quota_cooldown": "1h",
         }
-        # short timeouts keep the stalls quick; the trickle's 0.2 s gaps stay under the idle timeout
-        cfg["timeouts"] = {"connect": "1s", "first_byte": "400ms", "idle": "500ms", "response": "2s"}
+        # Short timeouts keep the stalls quick; the trickle's 0.2 s gaps stay under the idle timeout.
+        # `first_byte` leaves room for a loaded CI machine: at 400 ms a healthy route's first event, late
+        # behind the rest of a full suite's threads, was taken for a stall (an extra attempt).
+        cfg["timeouts"] = {"connect": "1s", "first_byte": "1500ms", "idle": "500ms", "response": "2s"}
         with GatewayServer(cfg, clock=clock) as gw:
             yield ft, gw, clock
 
