@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
+from modelpool.config.calendar import HolidaysConfig, PeakConfig
+from modelpool.config.hedge import HedgeConfig, SpeedConfig
 from modelpool.config.prices import ApiKey, PricesConfig, PriceSource
 from modelpool.config.units import parse_duration, parse_size
 
@@ -193,56 +195,6 @@ class ScoreWeights(_Model):
     speed: float = Field(default=0.3, ge=0)
 
 
-def _parse_after(value: Any) -> str | float:
-    """`pool.hedge.after`: a duration (`2s`) or `pNN` (a percentile of the route's own recent TTFT)."""
-    if isinstance(value, str) and re.fullmatch(r"[pP](\d{1,2}(\.\d+)?)", value.strip()):
-        pct = float(value.strip()[1:])
-        if not 0 < pct < 100:
-            raise ValueError("hedge.after as a percentile is p1..p99")
-        return value.strip().lower()
-    return parse_duration(value)
-
-
-def _parse_share(value: Any) -> float:
-    """`5%` → 0.05; a plain number ≤ 1 is a share, > 1 a percentage."""
-    if isinstance(value, str) and value.strip().endswith("%"):
-        value = float(value.strip()[:-1]) / 100
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise ValueError("a share is a percentage like '5%' or a number between 0 and 1")
-    share = float(value)
-    share = share / 100 if share > 1 else share
-    if not 0 <= share <= 1:
-        raise ValueError("a share is between 0% and 100%")
-    return share
-
-
-class HedgeConfig(_Model):
-    """SPEC §3.7: a second attempt when the first has produced no first event by `after`."""
-
-    enabled: bool = False
-    after: Annotated[str | float, BeforeValidator(_parse_after)] = "p95"
-    min_delay: Duration = 0.25
-    max_delay: Duration = 10.0
-    budget: Annotated[float, BeforeValidator(_parse_share)] = 0.05
-
-    @field_validator("max_delay")
-    @classmethod
-    def _ordered(cls, v: float, info: Any) -> float:
-        low = info.data.get("min_delay", 0.0)
-        if v < low:
-            raise ValueError("hedge.max_delay must not be below min_delay")
-        return v
-
-
-class SpeedConfig(_Model):
-    """How the speed strategies (`fastest`, `throughput`, `score`) re-measure a route left behind: every
-    1/`explore`-th call of a pool puts first the route whose newest own sample is the oldest, once older
-    than `explore_after` — real traffic, never a paid probe (`explore: 0` turns it off)."""
-
-    explore: Annotated[float, BeforeValidator(_parse_share)] = 0.10
-    explore_after: Duration = 20.0
-
-
 class PoolConfig(_Model):
     strategy: Strategy = "fastest"
     sticky: bool = True
@@ -331,86 +283,6 @@ def _check_unique(ids: list[str], what: str) -> None:
         if i in seen:
             raise ValueError(f"duplicate {what} {i!r}")
         seen.add(i)
-
-
-_WINDOW_RE = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)-(([01]\d|2[0-3]):([0-5]\d)|24:00)$")
-
-
-class PeakConfig(_Model):
-    enabled: bool = True
-    time_zone: str = "Asia/Shanghai"
-    windows: list[str] = Field(default_factory=lambda: ["09:00-12:00", "14:00-18:00"])
-    weekdays: list[int] = Field(default_factory=lambda: [1, 2, 3, 4, 5])
-    makeup_workdays: list[str] = Field(default_factory=list)
-    peak_provider_order: list[str] = Field(default_factory=list)
-    off_peak_provider_order: list[str] = Field(default_factory=list)
-
-    @field_validator("windows")
-    @classmethod
-    def _windows(cls, v: list[str]) -> list[str]:
-        for w in v:
-            m = _WINDOW_RE.match(w)
-            if not m:
-                raise ValueError(f"invalid window {w!r}: use 'HH:MM-HH:MM' (24:00 allowed as an end)")
-            start, end = w.split("-")
-            if end != "24:00" and end <= start:
-                raise ValueError(f"window {w!r} ends before it starts")
-        return v
-
-    @field_validator("weekdays")
-    @classmethod
-    def _weekdays(cls, v: list[int]) -> list[int]:
-        for d in v:
-            if not 1 <= d <= 7:
-                raise ValueError(f"weekday {d} is not an ISO weekday (1=Mon … 7=Sun)")
-        return v
-
-    @field_validator("time_zone")
-    @classmethod
-    def _tz(cls, v: str) -> str:
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-        try:
-            ZoneInfo(v)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(f"unknown time zone {v!r}") from exc
-        return v
-
-    @field_validator("makeup_workdays", mode="before")
-    @classmethod
-    def _dates(cls, v: Any) -> Any:
-        # Before-mode: YAML turns an unquoted 2025-09-28 into a datetime.date.
-        return [_check_date(d) for d in v] if isinstance(v, list) else v
-
-
-def _check_date(d: Any) -> str:
-    import datetime as _dt
-
-    s = d.isoformat() if isinstance(d, _dt.date) else str(d)
-    try:
-        _dt.date.fromisoformat(s)
-    except ValueError as exc:
-        raise ValueError(f"invalid date {d!r}: use YYYY-MM-DD") from exc
-    return s
-
-
-class HolidaysConfig(_Model):
-    sync: bool = True
-    source: str = "holiday-cn"
-    url_template: str = ""
-    cache_days: float = Field(default=30, ge=0)
-    update_days: float = Field(default=7, gt=0)
-    override: list[str] = Field(default_factory=list)
-
-    @field_validator("override", mode="before")
-    @classmethod
-    def _dates(cls, v: Any) -> Any:
-        return [_check_date(d) for d in v] if isinstance(v, list) else v
-
-    @field_validator("source", mode="before")
-    @classmethod
-    def _yaml_off(cls, v: Any) -> Any:
-        return "off" if v is False else v
 
 
 class GatewayRankingConfig(_Model):

@@ -30,12 +30,12 @@ from modelpool.config import (
 )
 from modelpool.engine.accounts import Accounts
 from modelpool.engine.replica import ReplicaApplier, cursor_key
+from modelpool.engine.responses import continue_response
 from modelpool.events import EventBus, LastPlans, LiveRoute, SessionLog
 from modelpool.fleet import FleetView
 from modelpool.health.registry import HealthRegistry
 from modelpool.hedge.policy import HedgeBudget
 from modelpool.periods import CalendarStore, default_cache_path
-from modelpool.protocols.errors import ClientError
 from modelpool.routing.call import Call, Candidate
 from modelpool.routing.measurements import RegistryMeasurements
 from modelpool.routing.planner import Planner
@@ -315,27 +315,7 @@ class Engine:
         return call
 
     def _continue_response(self, call: Call) -> None:
-        """SPEC §1.6: a `previous_response_id` goes to the route that stored that response, natively —
-        no other route knows it, so there is no failover; an id it never relayed natively is a 400."""
-        prev = call.body["previous_response_id"]
-        produced = self.response_book.get(prev)
-        route = self.runtime.catalog.routes.get(produced.route) if produced is not None else None
-        if produced is None or route is None:
-            raise ClientError(
-                400,
-                f"previous_response_id {prev!r} was not produced through this gateway by a route that "
-                "stores responses (or it was forgotten after a restart); send the whole input instead",
-                param="previous_response_id",
-            )
-        if not self.runtime.endpoints[route.provider_id].speaks("responses"):
-            raise ClientError(
-                400,
-                f"previous_response_id {prev!r}: route {route.key} no longer speaks Responses",
-                param="previous_response_id",
-            )
-        call.forced_route = route.key
-        if produced.upstream_id != prev:  # a failover mid-stream showed the client another attempt's id
-            call.body = {**call.body, "previous_response_id": produced.upstream_id}
+        continue_response(self.runtime, self.response_book, call)
 
     def record_response(self, call: Call, relay: Any) -> None:
         """Remember which route stored a natively served Responses reply (for `previous_response_id`)."""
@@ -374,30 +354,9 @@ class Engine:
         return walker
 
     def _hedging_walker(self, call: Call, plan: Any, on_switch: Any, consent: Any) -> Walker:
-        """SPEC §3.7: the walk that may start a second attempt when the first is slow to its first event."""
-        from modelpool.hedge import hedge_delay
-        from modelpool.hedge.walk import HedgingWalker
+        from modelpool.engine.hedging import hedging_walker
 
-        pool_cfg = self.runtime.config.pool
-        self.hedge_budget.note_call()
-
-        def on_hedge(outcome: str, loser: str | None, winner: str | None) -> None:
-            fields: dict[str, Any] = {"pool": call.pool.id, "session": call.session_id}
-            self.events.publish("hedge", outcome=outcome, loser=loser, winner=winner, **fields)
-
-        return HedgingWalker(
-            call,
-            plan,
-            pool_cfg,
-            self.sink,
-            hedge=pool_cfg.hedge,
-            delay=lambda key: hedge_delay(self.runtime.config.pool.hedge, key, self.health.ttft_quantile),
-            budget=self.hedge_budget,
-            measure=self.health.record_first_event,
-            on_hedge=on_hedge,
-            on_switch=on_switch,
-            consent=consent,
-        )
+        return hedging_walker(self, call, plan, on_switch, consent)
 
     # ---- aggregators (SPEC §3.4, §6) -------------------------------------------------------------
 
