@@ -1,4 +1,4 @@
-"""Per-call CPU of the cost and limit bookkeeping (issue #19), in µs per call, in process.
+"""Per-call CPU of the cost, limit and hedge bookkeeping (issues #19, #21), in µs per call, in process.
 
 What a served call adds for SPEC §14, measured against the same loop without it:
 - every call: the prices in force at the call's start (`PriceBook.pricer`), the attempt's usage and cost
@@ -6,6 +6,10 @@ What a served call adds for SPEC §14, measured against the same loop without it
 - a key with a budget, rpm and tpm on top (local backends): the estimate (the body's token estimate, the
   dearest priced route), admission (`Limits.admit`: reservation, rate window) and settlement.
 Redis budget keys add one round trip at admission (a network wait, not CPU on the loop; see README).
+- `pool.hedge` on (issue #21's "measured with them on"): the walk of a served call whose first attempt
+  answers in time, so no rival starts — the racer's task, the timed wait for its first event and the claim
+  a relay makes — against the same walk over the same attempt with the hedge off. `all three` is the
+  whole: a walk with hedging on, cost and usage, and a key with limits, against a plain walk.
 
     python bench/usage_cost.py [--calls 20000] [--repeat 5]
 """
@@ -18,11 +22,14 @@ import time
 import timeit
 
 import orjson
+import uvloop
 
 from modelpool.config import load_config
 from modelpool.gateway import Gateway
+from modelpool.hedge.race import RACER
 from modelpool.keys import ClientKey
-from modelpool.walk.walker import WalkState
+from modelpool.routing.call import Candidate
+from modelpool.walk.walker import AttemptResult, WalkState
 
 USAGE = {"prompt_tokens": 1200, "completion_tokens": 300, "cached_tokens": 800, "cache_creation_tokens": 0}
 BODY = {
@@ -37,8 +44,8 @@ BODY = {
 SIZE = len(orjson.dumps(BODY))  # the request body's length, as the server hands it to admission
 
 
-def gateway() -> Gateway:
-    cfg = {
+def gateway(hedge: bool = False) -> Gateway:
+    cfg: dict = {
         "state": {"backend": "memory"},
         "holidays": {"source": "bundled"},
         "providers": [
@@ -64,6 +71,8 @@ def gateway() -> Gateway:
             ]
         },
     }
+    if hedge:  # a fixed delay: the hedge is armed on every call and never fires (the attempt is instant)
+        cfg["pool"] = {"hedge": {"enabled": True, "after": "2s"}}
     return Gateway(load_config(cfg), env={})
 
 
@@ -95,6 +104,36 @@ async def run(gw: Gateway, calls: int, key: ClientKey | None, account: bool) -> 
     return (time.process_time() - t0) / calls * 1e6
 
 
+async def _attempt(cand: Candidate) -> AttemptResult:
+    """A served attempt as a relay ends it: in a hedge race, it claims the win first."""
+    racer = RACER.get()
+    if racer is not None:
+        await racer.claim()
+    return AttemptResult(ttft=0.05, tokens_per_s=None)
+
+
+async def walk(gw: Gateway, calls: int, key: ClientKey | None, account: bool) -> float:
+    """The walk of each call (plan, walker, one served attempt, health) plus, with `account`, what
+    `run` adds: with a hedging gateway, everything the three features add to a call."""
+    rt = gw.runtime
+    accounts = gw.accounts
+    t0 = time.process_time()
+    for _ in range(calls):
+        call = gw.prepare("openai", dict(BODY), {})
+        walker = gw.walker(call)
+        served = await walker.run(_attempt)
+        if not account:
+            continue
+        ticket = await accounts.admit(key, call, SIZE) if key is not None else None
+        walker.state.add_usage(served.key, USAGE)
+        accounts.finish(key.label if key else "-", ticket, walker, served.key)
+        gw.observer.tally._add(
+            gw.observer.tally.counters["modelpool_cost_usd"], (call.pool.id, served.key, "-"), 1.0
+        )
+    del rt
+    return (time.process_time() - t0) / calls * 1e6
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=20_000)
@@ -106,15 +145,26 @@ def main() -> None:
     # Interleaved rounds, best of each: the three loops see the same machine conditions.
     runs: dict[str, list[float]] = {"base": [], "plain": [], "limited": []}
     for _ in range(args.repeat):
-        runs["base"].append(asyncio.run(run(gw, args.calls, None, False)))
-        runs["plain"].append(asyncio.run(run(gw, args.calls, None, True)))
-        runs["limited"].append(asyncio.run(run(gw, args.calls, team, True)))
+        runs["base"].append(uvloop.run(run(gw, args.calls, None, False)))
+        runs["plain"].append(uvloop.run(run(gw, args.calls, None, True)))
+        runs["limited"].append(uvloop.run(run(gw, args.calls, team, True)))
+    hedged_gw = gateway(hedge=True)
+    hedged_team = hedged_gw.accounts.keyring().keys[1]
+    walks: dict[str, list[float]] = {"walk": [], "hedged": [], "all": []}
+    for _ in range(args.repeat):
+        walks["walk"].append(uvloop.run(walk(gw, args.calls, None, False)))
+        walks["hedged"].append(uvloop.run(walk(hedged_gw, args.calls, None, False)))
+        walks["all"].append(uvloop.run(walk(hedged_gw, args.calls, hedged_team, True)))
     base, plain, limited = (min(runs[k]) for k in ("base", "plain", "limited"))
+    plain_walk, hedged, whole = (min(walks[k]) for k in ("walk", "hedged", "all"))
     ref = min(timeit.repeat("sum(range(100))", number=args.calls, repeat=args.repeat)) / args.calls * 1e6
     print(f"reference: sum(range(100))              {ref:6.2f} µs  (how fast this machine is right now)")
     print(f"baseline (prepare a call):              {base:6.2f} µs/call")
     print(f"cost + usage bookkeeping (any call):    {plain - base:6.2f} µs/call added")
     print(f"+ budget/rpm/tpm key (estimate, admit): {limited - base:6.2f} µs/call added")
+    print(f"baseline walk (plan, one attempt):      {plain_walk:6.2f} µs/call")
+    print(f"hedge armed, not fired:                 {hedged - plain_walk:6.2f} µs/call added")
+    print(f"all three (hedge + cost + limited key): {whole - plain_walk:6.2f} µs/call added  (goal <= 20)")
 
 
 if __name__ == "__main__":

@@ -277,3 +277,36 @@ def test_responses_ingress_hedges_too(fleet: FleetThread) -> None:
         assert raw.headers["x-modelpool-hedged"] == "alpha/m1 → beta/m1"
         assert "tok5" in text
         wait_disconnected(fleet, "alpha")
+
+
+def test_a_first_attempt_failing_during_the_race_leaves_the_call_to_the_rival(fleet: FleetThread) -> None:
+    """The first try runs in the walk's own task (issue #21): when it fails while the rival runs, the walk
+    neither retries nor switches: the rival's answer is the call's, and the first route counts a failure."""
+    fleet.set_faults("alpha", [Fault("server_error", delay=0.8)])
+    fleet.set_faults("beta", [Fault("stall", delay=1.5)])
+    with GatewayServer(hedge_config(fleet)) as gw:
+        text, headers, _ = openai_stream(gw)
+        assert headers["x-modelpool-route"] == "beta/m1" and "tok5" in text
+        assert gw.gateway.health.snapshot("alpha/m1").failures == 1
+        assert len(fleet.calls("alpha")) == 1  # no retry on the first route after the hedge started
+        assert gw.gateway.health.snapshot("beta/m1").failures == 0
+
+
+def test_a_client_leaving_mid_race_closes_both_upstream_requests(fleet: FleetThread) -> None:
+    """The client's disconnect cancels the walk: not taken for the race's own cut of the first try."""
+    slow_alpha(fleet)
+    fleet.set_faults("beta", [Fault("stall", delay=STALL)])
+    with GatewayServer(hedge_config(fleet)) as gw:
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(
+                gw.url + "/v1/chat/completions",
+                json={"model": "m1", "messages": MESSAGES, "stream": True},
+                timeout=1.0,
+            )
+        assert wait_disconnected(fleet, "alpha").disconnected
+        assert wait_disconnected(fleet, "beta").disconnected
+        # The gateway is fine afterwards: the next call is served (the stalls are one-shot per call).
+        fleet.set_faults("alpha", [])
+        fleet.set_faults("beta", [])
+        text, _, _ = openai_stream(gw, session="s2")
+        assert "tok5" in text

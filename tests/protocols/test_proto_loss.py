@@ -247,7 +247,8 @@ def gateway(lossy: str = "refuse") -> Gateway:
 
 def plan(gw: Gateway, ingress: str, body: dict[str, Any]) -> list[tuple[str, list[str]]]:
     call = gw.prepare(ingress, body, {})
-    return [(c.key, c.reasons) for c in gw.planner.plan(gw.runtime, call).candidates]
+    made = gw.planner.plan(gw.runtime, call)
+    return [(c.key, made.reasons(c)) for c in made.candidates]
 
 
 def test_a_route_that_would_drop_web_search_goes_to_the_back() -> None:

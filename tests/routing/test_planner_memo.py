@@ -46,8 +46,8 @@ def gateway(strategy: str, costs: dict[str, Any] | None = None) -> Gateway:
 def plan(gw: Gateway, planner: Planner | None = None, now: float = OFF_PEAK) -> list[tuple[str, str]]:
     """(route, the strategy's reason) in plan order."""
     call = gw.prepare("openai", BODY, {})
-    candidates = (planner or gw.planner).plan(gw.runtime, call, now).candidates
-    return [(c.key, c.reasons[-1]) for c in candidates]
+    made = (planner or gw.planner).plan(gw.runtime, call, now)
+    return [(c.key, made.reasons(c)[-1]) for c in made.candidates]
 
 
 def test_a_recorded_result_changes_the_next_plan() -> None:

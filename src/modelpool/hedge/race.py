@@ -1,11 +1,16 @@
 """Racing attempts: the first to produce its first event wins, the other is cancelled at once.
 
-A racer runs the relay's ordinary `attempt(candidate)` in its own task, with `RACER` set in that task's
-context. A relay that sees `RACER` keeps the attempt off the client (its own `ClientStream`, its start
-gated) and calls `claim()` at the moment it would first write — the attempt's first reasoning/answer
-event — or, non-streamed, once the whole answer arrived. The first claim wins: the rival's task is
-cancelled (its relay closes the upstream response on `CancelledError`), and the winner then writes
-through. A later claim by the loser never returns: it is being cancelled.
+A racer runs the relay's ordinary `attempt(candidate)` with `RACER` set in its context. A relay that sees
+`RACER` keeps the attempt off the client (its own `ClientStream`, its start gated) and calls `claim()` at
+the moment it would first write — the attempt's first reasoning/answer event — or, non-streamed, once
+the whole answer arrived. The first claim wins: the rival is cancelled (its relay closes the upstream
+response on `CancelledError`), and the winner then writes through. A later claim by the loser never
+returns: it is being cancelled.
+
+The first racer runs inline, in the walk's own task (`Race.inline`): a hedge that never fires — nearly
+every call — then costs no task, no future and no wait, only a timer armed and cancelled (issue #21).
+Only the rival, started when the timer fires, gets a task. When the rival wins, the walk's task is
+cancelled to stop the first attempt, and the walk takes that cancellation back (`Race.cut_inline`).
 """
 
 from __future__ import annotations
@@ -22,13 +27,15 @@ Attempt = Callable[[Candidate], Awaitable[Any]]
 
 
 class Racer:
-    __slots__ = ("cand", "noted", "race", "t0", "task")
+    __slots__ = ("cand", "finished", "inline", "noted", "race", "t0", "task")
 
-    def __init__(self, race: Race, cand: Candidate) -> None:
+    def __init__(self, race: Race, cand: Candidate, task: asyncio.Task[Any] | None = None) -> None:
         self.race = race
         self.cand = cand
         self.t0 = time.monotonic()
-        self.task: asyncio.Task[Any] | None = None
+        self.task = task  # an inline racer's is the walk's own task
+        self.inline = task is not None
+        self.finished = False  # an inline racer's attempt has returned or raised
         self.noted = False  # the walker has taken this racer's outcome into account
 
     async def claim(self) -> None:
@@ -36,6 +43,8 @@ class Racer:
 
     @property
     def done(self) -> bool:
+        if self.inline:
+            return self.finished
         return self.task is not None and self.task.done()
 
 
@@ -46,11 +55,27 @@ class Race:
     def __init__(self, on_win: Callable[[Racer, list[Racer]], None]) -> None:
         self.racers: list[Racer] = []
         self.winner: Racer | None = None
-        # The client has already seen something (an earlier attempt's reasoning): a relay says so and the
-        # walk does not hedge — two racers could not both continue that one stream.
         self.closed = False
-        self.decided: asyncio.Future[Racer] = asyncio.get_running_loop().create_future()
+        self.cut_inline = False  # the inline racer lost: its (the walk's) task was cancelled for it
+        self._decided: asyncio.Future[Racer] | None = None
         self._on_win = on_win
+
+    @property
+    def decided(self) -> asyncio.Future[Racer]:
+        """Resolved at the first claim; made only when someone waits for it (a rival was started)."""
+        if self._decided is None:
+            self._decided = asyncio.get_running_loop().create_future()
+            if self.winner is not None:
+                self._decided.set_result(self.winner)
+        return self._decided
+
+    def inline(self, cand: Candidate) -> Racer:
+        """The first racer, run by the caller in its own task (see the module doc)."""
+        task = asyncio.current_task()
+        assert task is not None
+        racer = Racer(self, cand, task)
+        self.racers.append(racer)
+        return racer
 
     def start(self, cand: Candidate, attempt: Attempt) -> Racer:
         racer = Racer(self, cand)
@@ -63,6 +88,12 @@ class Race:
         self.racers.append(racer)
         return racer
 
+    def tasks(self, live: bool = False) -> list[asyncio.Task[Any]]:
+        """The started (not inline) racers' tasks; `live`: only those still running."""
+        return [
+            r.task for r in self.racers if not r.inline and r.task is not None and not (live and r.done)
+        ]
+
     async def claim(self, racer: Racer) -> None:
         if self.winner is None:
             self.winner = racer
@@ -70,9 +101,11 @@ class Race:
             self._on_win(racer, losers)
             for other in losers:
                 assert other.task is not None
+                if other.inline:
+                    self.cut_inline = True
                 other.task.cancel()  # at once: its relay closes the upstream connection
-            if not self.decided.done():
-                self.decided.set_result(racer)
+            if self._decided is not None and not self._decided.done():
+                self._decided.set_result(racer)
             return
         if self.winner is racer:
             return

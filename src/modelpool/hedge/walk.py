@@ -19,7 +19,7 @@ from typing import Any
 
 from modelpool.config.schema import HedgeConfig, PoolConfig
 from modelpool.hedge.policy import HedgeBudget
-from modelpool.hedge.race import Race, Racer
+from modelpool.hedge.race import RACER, Race, Racer
 from modelpool.routing.call import Call, Candidate, Plan
 from modelpool.upstream.client import AttemptFailure
 from modelpool.walk.walker import Attempt, CommittedFailure, Consent, HealthSink, Walker
@@ -65,34 +65,67 @@ class HedgingWalker(Walker):
             return await super()._try_route(cand, attempt, retries)
         self.state.current = cand
         race = Race(self._won)
-        first = race.start(cand, attempt)
+        first = race.inline(cand)
+        loop = asyncio.get_running_loop()
+        timer = loop.call_later(self._delay(cand.key), self._fire, race, first, attempt)
         try:
-            if not await self._hedge_after_delay(race, first, attempt):
-                return await super()._try_route(cand, _resume(first, attempt), retries)
-            return await self._finish_race(race)
+            try:
+                outcome = await self._first_try(race, first, attempt)
+            finally:
+                timer.cancel()  # once the first try is over no hedge starts
+            if outcome is None:  # the rival won, or the first failed while the rival runs
+                return await self._finish_race(race)
+            for racer in race.racers:  # a rival that failed before the first try ended is one failure
+                if racer.done and not racer.noted and not racer.inline:
+                    self._failed_before_decision(racer)
+            return await super()._try_route(cand, _replay(outcome, attempt), retries)
         finally:
             await _stop(race)
 
-    async def _hedge_after_delay(self, race: Race, first: Racer, attempt: Attempt) -> bool:
-        """Wait for the first racer's first event up to the delay; True when a rival was started."""
-        assert first.task is not None
-        delay = self._delay(first.cand.key)
-        done, _ = await asyncio.wait({first.task, race.decided}, timeout=delay)
-        if done or race.closed:
-            return False
+    async def _first_try(self, race: Race, first: Racer, attempt: Attempt) -> _Outcome | None:
+        """The route's first try, in this task, as the race's first racer: its outcome for the ordinary
+        retry logic, or None when the race goes on without it (it lost; it failed while a rival runs)."""
+        token = RACER.set(first)
+        outcome: _Outcome | None
+        try:
+            outcome = _Outcome(await attempt(first.cand))
+        except asyncio.CancelledError:
+            if not race.cut_inline:
+                raise  # the client left (or the server stops): not the race's doing
+            outcome = None
+        except Exception as exc:  # replayed into `Walker._try_route`, which knows what each means
+            outcome = _Outcome(None, exc)
+        finally:
+            first.finished = True
+            RACER.reset(token)
+        if race.cut_inline:
+            await _absorb_cut(outcome is not None)
+            first.noted = True  # a loser is a measurement only (`_won`)
+            return None
+        assert outcome is not None
+        if isinstance(outcome.error, AttemptFailure) and race.winner is None and race.tasks(live=True):
+            # A failing racer lets the other go on (SPEC §3.7): counted now, the rival decides the turn.
+            first.noted = True
+            self._note_failure(first.cand, outcome.error, False, believed=True)
+            return None
+        return outcome
+
+    def _fire(self, race: Race, first: Racer, attempt: Attempt) -> None:
+        """The hedge delay passed (a timer callback): start a rival unless the first try is over."""
+        if race.winner is not None or first.finished or race.closed:
+            return
         rival = self._rival(first.cand)
         if rival is None:
-            return False
+            return
         if not self._budget.allow(self.hedge.budget):
             self.state.hedge_outcome = "budget_refused"
             if self._on_hedge is not None:
                 self._on_hedge("budget_refused", first.cand.key, None)
-            return False
+            return
         self._budget.note_hedge()
         self.pending.remove(rival)
         self.state.hedge_started = True
         race.start(rival, attempt)
-        return True
 
     def _won(self, winner: Racer, losers: list[Racer]) -> None:
         """At the winner's first event, before it writes anything: it is the call's route from now on."""
@@ -114,7 +147,7 @@ class HedgingWalker(Walker):
     async def _finish_race(self, race: Race) -> AttemptFailure | None:
         last: AttemptFailure | None = None
         while race.winner is None:
-            live = [r.task for r in race.racers if r.task is not None and not r.task.done()]
+            live = race.tasks(live=True)
             if not live:
                 return last  # both failed before either produced a first event: the walk goes on
             await asyncio.wait({*live, race.decided}, return_when=asyncio.FIRST_COMPLETED)
@@ -124,7 +157,7 @@ class HedgingWalker(Walker):
                 if racer.done and not racer.noted:
                     last = self._failed_before_decision(racer) or last
         winner = race.winner
-        losers = [r.task for r in race.racers if r is not winner and r.task is not None]
+        losers = [t for t in race.tasks() if t is not winner.task]
         await asyncio.gather(*losers, return_exceptions=True)  # cancelled at the claim: upstreams closed
         assert winner.task is not None
         try:
@@ -153,23 +186,50 @@ class HedgingWalker(Walker):
         return None
 
 
-def _resume(first: Racer, attempt: Attempt) -> Attempt:
-    """The route's tries: the racer already running is the first one, the retries are ordinary attempts."""
-    pending: asyncio.Task[Any] | None = first.task
+class _Outcome:
+    """How the first try ended: its result, or the exception it raised."""
 
-    async def run(cand: Candidate) -> Any:
-        nonlocal pending
-        if pending is not None:
-            task, pending = pending, None
-            return await task
-        return await attempt(cand)
+    __slots__ = ("error", "result")
+
+    def __init__(self, result: Any, error: Exception | None = None) -> None:
+        self.result = result
+        self.error = error
+
+
+def _replay(outcome: _Outcome, attempt: Attempt) -> Attempt:
+    """The route's tries for `Walker._try_route`: the first one already happened (its outcome is replayed),
+    the retries are ordinary attempts."""
+    pending: list[_Outcome] = [outcome]
+
+    async def run(c: Candidate) -> Any:
+        if pending:
+            done = pending.pop()
+            if done.error is not None:
+                raise done.error
+            return done.result
+        return await attempt(c)
 
     return run
 
 
+async def _absorb_cut(pending: bool) -> None:
+    """The rival's claim cancelled this task to stop the first try: take that cancellation back. When
+    the first try ended before the cancellation reached it (`pending`), it is delivered here first. A
+    second cancellation (the client left too) still stops the walk."""
+    if pending:
+        try:
+            await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            pass
+    task = asyncio.current_task()
+    assert task is not None
+    if task.uncancel() > 0:
+        raise asyncio.CancelledError
+
+
 async def _stop(race: Race) -> None:
     """Whatever ended the route's turn (result, failure, cancellation): no racer outlives it."""
-    live = [r.task for r in race.racers if r.task is not None and not r.task.done()]
+    live = race.tasks(live=True)
     for task in live:
         task.cancel()
     if live:

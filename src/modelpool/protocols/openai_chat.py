@@ -26,13 +26,20 @@ def plain_prefix(data: bytes, start: int = 0) -> int:
     `data` is whole `\n`-framed events (`sse.Events`); with `\r` framing nothing is a run."""
     if b"\r" in data:
         return start
-    marker, find = NOT_FINAL_MARKERS[0], data.find
+    # One search for an error over the read and one split into events, then a membership test per event:
+    # three `find` calls per event in a Python loop were the relay's largest frame in burst (~1.8 µs per
+    # chunk, bench/RESULTS.md issue #21).
+    error = data.find(b'"error"', start)
+    region = data[start:error] if error >= 0 else data[start:] if start else data
+    events = region.split(b"\n\n")
+    events.pop()  # what follows the last boundary is no whole event (b"" when the read ends on one)
+    marker = NOT_FINAL_MARKERS[0]
     pos = start
-    while True:
-        end = find(b"\n\n", pos)
-        if end < 0 or find(marker, pos, end) < 0 or find(b'"error"', pos, end) >= 0:
-            return pos  # [DONE], a final or usage chunk, an error, a blank line: the event path decides
-        pos = end + 2
+    for event in events:
+        if marker not in event:
+            return pos  # [DONE], a final or usage chunk, a blank line: the event path decides
+        pos += len(event) + 2
+    return pos  # an error (or an unfinished event) follows: the event path decides
 
 
 def decode_body(body: bytes) -> Any:

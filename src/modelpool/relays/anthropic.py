@@ -22,7 +22,7 @@ import orjson
 from modelpool.aggregators import find_routing
 from modelpool.protocols import anthropic as an
 from modelpool.protocols.sse import SSEEvent
-from modelpool.relays.native import NativeStream, balanced, plain_run
+from modelpool.relays.native import NativeStream, plain_run
 from modelpool.relays.reads import in_stream_failure_kind
 from modelpool.upstream.client import AttemptFailure
 
@@ -55,10 +55,6 @@ class AnthropicStream(NativeStream):
 
     def passing(self, a: _Attempt) -> bool:
         return self.cs.committed and not a.offset and a.pending_close is None
-
-    def plain_read(self, data: bytes, a: _Attempt) -> bool:
-        # a truncated (malformed) event takes the event path
-        return not any(s in data for s in _SPECIAL) and balanced(data)
 
     def plain_end(self, data: bytes, pos: int, a: _Attempt) -> int:
         return plain_run(data, pos, _SPECIAL)

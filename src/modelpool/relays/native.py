@@ -140,9 +140,17 @@ class NativeStream:
                         if await self._on_event(last, a, held, out):
                             return stream_result(t0, self.first_at, self.usage)
                     raise AttemptFailure(FailureKind.NETWORK, self.UNTERMINATED)
-                if self.passing(a) and not parser.pending and self.plain_read(data, a):
-                    await self._emit(data)  # the usual read at model speed: plain deltas only
-                    continue
+                if self.passing(a) and not parser.pending:
+                    # After the commit point the read's run of plain events is found once, here: the usual
+                    # read at model speed is nothing else and goes out whole; a burst read's run goes
+                    # ahead of its tail, which alone is parsed (not scanned again by the loop below).
+                    end = self.plain_end(data, 0, a)
+                    if end == len(data):
+                        await self._emit(data)
+                        continue
+                    if end:
+                        out.append(data[:end])
+                        data = data[end:]
                 events = parser.feed_lazy(data)
                 while True:
                     if self.passing(a):  # after the commit point a run of plain events goes as it came
@@ -167,10 +175,6 @@ class NativeStream:
     def passing(self, a: Any) -> bool:
         """Whether plain events may go out as bytes now (after the commit point, nothing to rewrite)."""
         return self.cs.committed
-
-    def plain_read(self, data: bytes, a: Any) -> bool:
-        """A whole read of plain events only: it goes out as it came."""
-        raise NotImplementedError
 
     def plain_end(self, data: bytes, pos: int, a: Any) -> int:
         """Where the run of plain whole events from `pos` ends (`pos`: none)."""

@@ -30,9 +30,6 @@ class OpenAIStreamRelay(NativeStream):
     def begin(self) -> list[oc.ChunkInfo]:
         return []  # final/usage chunks waiting for [DONE]
 
-    def plain_read(self, data: bytes, a: Any) -> bool:
-        return oc.plain_prefix(data) == len(data)  # whole plain chunks only
-
     def plain_end(self, data: bytes, pos: int, a: Any) -> int:
         return oc.plain_prefix(data, pos)
 

@@ -134,6 +134,11 @@ async def drain(resp: aiohttp.ClientResponse) -> None:
     """After the terminator, read the (usually empty) rest of the body so the connection goes back to the
     pool. Closing instead would throw the connection away whenever the chunked-encoding end marker had not
     arrived yet — a new TCP/TLS handshake on the next call. A body that does not end promptly is closed."""
+    content = resp.content
+    if content.is_eof():  # the usual case: the end marker came with the terminator, no timer to arm
+        content.read_nowait(-1)
+        resp.release()
+        return
     try:
         async with asyncio.timeout(DRAIN_TIMEOUT):
             while await resp.content.readany():

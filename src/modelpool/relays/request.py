@@ -9,6 +9,7 @@ request is translated once per target dialect and adapted per route.
 from __future__ import annotations
 
 import fnmatch
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -57,13 +58,33 @@ def forwarded_headers(client_headers: Mapping[str, str], patterns: list[str]) ->
     """The client's dialect headers a native attempt passes on, verbatim (names lower-cased by ASGI)."""
     if not patterns:
         return ()
+    verdicts = _verdicts(tuple(patterns))
     out = []
     for name, value in client_headers.items():
-        if name in _NEVER or name.startswith("x-modelpool-"):
-            continue
-        if any(fnmatch.fnmatchcase(name, p.lower()) for p in patterns):
+        passes = verdicts.get(name)
+        if passes is None:
+            passes = _passes(name, patterns, verdicts)
+        if passes:
             out.append((name, value))
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=8)
+def _verdicts(patterns: tuple[str, ...]) -> dict[str, bool]:
+    """Per header rule, each header name's verdict: a client sends the same few names on every call, and
+    matching them against every pattern per call was a visible share of the relay (issue #21)."""
+    return {}
+
+
+def _passes(name: str, patterns: list[str], verdicts: dict[str, bool]) -> bool:
+    passes = (
+        name not in _NEVER
+        and not name.startswith("x-modelpool-")
+        and any(fnmatch.fnmatchcase(name, p.lower()) for p in patterns)
+    )
+    if len(verdicts) < 1024:  # bounded: a client inventing header names cannot grow it
+        verdicts[name] = passes
+    return passes
 
 
 @dataclass(slots=True)

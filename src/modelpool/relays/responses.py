@@ -25,7 +25,7 @@ import orjson
 from modelpool.aggregators import find_routing
 from modelpool.health.classify import FailureKind
 from modelpool.protocols.sse import SSEEvent
-from modelpool.relays.native import NativeStream, balanced, plain_run
+from modelpool.relays.native import NativeStream, plain_run
 from modelpool.relays.reads import in_stream_failure_kind
 from modelpool.upstream.client import AttemptFailure
 
@@ -102,12 +102,6 @@ class ResponsesStream(NativeStream):
 
     def passing(self, a: _Attempt) -> bool:
         return self.cs.committed and not a.rewrite
-
-    def plain_read(self, data: bytes, a: _Attempt) -> bool:
-        if any(s in data for s in _SPECIAL) or not balanced(data):
-            return False  # a final or error event, or a truncated (malformed) one: the event path
-        _last_seq(data, a)
-        return True
 
     def plain_end(self, data: bytes, pos: int, a: _Attempt) -> int:
         end = plain_run(data, pos, _SPECIAL)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,10 +74,21 @@ class Plan:
     candidates: list[Candidate]
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (route key, why it is not a candidate)
     strategy: str = "priority"
+    # The call's own reasons by route key (the strategy's, the planner's notes), made only when read: the
+    # plan of nearly every call is never explained, and the texts cost more than the plan (issue #21).
+    call_reasons: Callable[[], Mapping[str, list[str]]] | None = field(default=None, repr=False)
+
+    def reasons(self, cand: Candidate) -> list[str]:
+        """Why `cand` stands where it stands in this plan."""
+        extra = self.call_reasons().get(cand.key, ()) if self.call_reasons is not None else ()
+        return [*cand.reasons, *extra]
 
     def explain(self) -> dict[str, Any]:
+        texts = self.call_reasons() if self.call_reasons is not None else {}
         return {
             "strategy": self.strategy,
-            "candidates": [{"route": c.key, "why": c.reasons} for c in self.candidates],
+            "candidates": [
+                {"route": c.key, "why": [*c.reasons, *texts.get(c.key, ())]} for c in self.candidates
+            ],
             "skipped": [{"route": k, "why": why} for k, why in self.skipped],
         }

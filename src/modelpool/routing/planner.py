@@ -79,15 +79,35 @@ class Planner:
             why = f"beyond max_attempts={limit}" if pool_cfg.fallback else "fallback off"
             skipped += [(c.key, why) for c in order[limit:]]
             order = order[:limit]
-        # Only now, for the few routes the plan keeps, the candidates of this call and their reason texts.
-        sampled = self._measurements.sampled
-        candidates = [
-            c.with_reasons(why_text(whys[c.key], now, sampled), *notes.get(c.key, ())) for c in order
-        ]
+        candidates = list(order)
         if pool_cfg.model_fallback != "off" and pool_cfg.fallback and not call.purpose:
             room = HARD_CEILING - len(candidates)
             candidates += fallback_candidates(self, rt, call, pool_cfg.model_fallback, room, now)
-        return Plan(candidates, skipped, pool_cfg.strategy)
+        return Plan(candidates, skipped, pool_cfg.strategy, self._reasons(order, whys, notes, now))
+
+    def _reasons(
+        self, order: Sequence[Candidate], whys: Mapping[str, Why], notes: Notes, now: float
+    ) -> Callable[[], dict[str, list[str]]]:
+        """The reason texts of the routes the plan keeps, made when first read (the session page). The own
+        samples a speed reason cites are taken now, as the plan saw them (a cheap read)."""
+        sampled = self._measurements.sampled
+        seen = {c.key: sampled(c.key) for c in order if len(whys[c.key]) == 3}
+        made: list[dict[str, list[str]]] = []
+
+        def texts() -> dict[str, list[str]]:
+            if not made:
+                made.append(
+                    {
+                        c.key: [
+                            why_text(whys[c.key], now, lambda k: seen.get(k, (0, None))),
+                            *notes.get(c.key, ()),
+                        ]
+                        for c in order
+                    }
+                )
+            return made[0]
+
+        return texts
 
     def _rank(
         self, rt: Runtime, call: Call, eligible: Sequence[Candidate], now: float, shared: bool
