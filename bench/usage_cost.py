@@ -17,7 +17,6 @@ Redis budget keys add one round trip at admission (a network wait, not CPU on th
 from __future__ import annotations
 
 import argparse
-import asyncio
 import time
 import timeit
 

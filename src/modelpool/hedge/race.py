@@ -90,9 +90,7 @@ class Race:
 
     def tasks(self, live: bool = False) -> list[asyncio.Task[Any]]:
         """The started (not inline) racers' tasks; `live`: only those still running."""
-        return [
-            r.task for r in self.racers if not r.inline and r.task is not None and not (live and r.done)
-        ]
+        return [r.task for r in self.racers if not r.inline and r.task is not None and not (live and r.done)]
 
     async def claim(self, racer: Racer) -> None:
         if self.winner is None:
