@@ -12,8 +12,6 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import aiohttp
-
 from modelpool.aggregators import RoutingRecord
 from modelpool.health.classify import FailureKind
 from modelpool.protocols.sse import SSEEvent, SSEParser
@@ -22,6 +20,7 @@ from modelpool.relays.reads import UpstreamReads, drain, stream_result
 from modelpool.relays.request import Prepared
 from modelpool.routing.call import Call, Candidate
 from modelpool.upstream.client import AttemptFailure, UpstreamClient
+from modelpool.upstream.http1 import Response
 from modelpool.walk.walker import AttemptResult, CommittedFailure, WalkState
 
 Emit = Callable[[bytes], Awaitable[None]]
@@ -62,7 +61,7 @@ def balanced(data: bytes, start: int = 0, end: int | None = None) -> bool:
     return data.count(b"{", start, end) == data.count(b"}", start, end)
 
 
-async def open_stream(client: UpstreamClient, prep: Prepared) -> aiohttp.ClientResponse:
+async def open_stream(client: UpstreamClient, prep: Prepared) -> Response:
     """POST a streamed attempt; its response once the headers arrived (bounded by `first_byte`)."""
     try:
         async with asyncio.timeout(client.timeouts.first_byte):
@@ -115,14 +114,14 @@ class NativeStream:
         await drain(resp)
         return result
 
-    async def _open(self, prep: Prepared) -> aiohttp.ClientResponse:
+    async def _open(self, prep: Prepared) -> Response:
         return await open_stream(self.client, prep)
 
     # ---- the pump every dialect shares; the hooks below are the dialect's ---------------------------
 
     UNTERMINATED = "upstream stream ended without its terminator"
 
-    async def _relay(self, resp: aiohttp.ClientResponse, t0: float) -> AttemptResult:
+    async def _relay(self, resp: Response, t0: float) -> AttemptResult:
         """Read the upstream, pass events on (held, parsed or as bytes), until the dialect's terminator.
         Everything one upstream read yields goes out in one write (a socket write per event cost more CPU
         than the rest of the relay, bench/RESULTS.md)."""

@@ -10,6 +10,7 @@ import aiohttp
 
 from modelpool.health.classify import FailureKind, classify
 from modelpool.upstream.client import AttemptFailure
+from modelpool.upstream.http1 import BodyReader, Response
 from modelpool.walk.walker import AttemptResult
 
 DRAIN_TIMEOUT = 0.25
@@ -40,7 +41,7 @@ class UpstreamReads:
         "reader",
     )
 
-    def __init__(self, reader: aiohttp.StreamReader, first_deadline: float, idle: float) -> None:
+    def __init__(self, reader: BodyReader, first_deadline: float, idle: float) -> None:
         self.reader = reader
         self.first_deadline = first_deadline
         self.idle = idle
@@ -53,7 +54,7 @@ class UpstreamReads:
         self._armed_for = 0.0
 
     @classmethod
-    def start(cls, reader: aiohttp.StreamReader, timeouts: Any) -> UpstreamReads:
+    def start(cls, reader: BodyReader, timeouts: Any) -> UpstreamReads:
         """The reads of a response whose headers just arrived: the first-byte clock starts now."""
         return cls(reader, asyncio.get_running_loop().time() + timeouts.first_byte, timeouts.idle)
 
@@ -109,7 +110,7 @@ class UpstreamReads:
         self._task.cancel()
 
 
-async def read_body(resp: aiohttp.ClientResponse, idle: float) -> bytes:
+async def read_body(resp: Response, idle: float) -> bytes:
     """A non-streamed answer's body once its headers arrived. The wait for the headers (the provider
     generating the answer) is bounded by `response` only; after them the body flows, so a gap longer than
     `idle` between two reads is a stall (`network`) — without this a body stalled mid-way held the call
@@ -130,7 +131,7 @@ async def read_body(resp: aiohttp.ClientResponse, idle: float) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-async def drain(resp: aiohttp.ClientResponse) -> None:
+async def drain(resp: Response) -> None:
     """After the terminator, read the (usually empty) rest of the body so the connection goes back to the
     pool. Closing instead would throw the connection away whenever the chunked-encoding end marker had not
     arrived yet — a new TCP/TLS handshake on the next call. A body that does not end promptly is closed."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import aiohttp
 import orjson
 
 from modelpool.aggregators import RoutingRecord, find_routing
@@ -26,6 +25,7 @@ from modelpool.relays.reads import UpstreamReads, drain, in_stream_failure_kind,
 from modelpool.relays.request import Prepared
 from modelpool.routing.call import Call, Candidate
 from modelpool.upstream.client import AttemptFailure, UpstreamClient
+from modelpool.upstream.http1 import Response
 from modelpool.walk.walker import AttemptResult, CommittedFailure, WalkState
 
 
@@ -101,7 +101,7 @@ class TranslatingStreamRelay:
         await drain(resp)
         return result
 
-    async def _relay(self, resp: aiohttp.ClientResponse, t0: float) -> AttemptResult:
+    async def _relay(self, resp: Response, t0: float) -> AttemptResult:
         t = self.t
         assert t is not None
         parser = SSEParser()

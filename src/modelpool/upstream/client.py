@@ -1,6 +1,8 @@
-"""The one upstream connection pool of the process (aiohttp), and the failure type of an attempt.
+"""The one upstream connection pool of the process, and the failure type of an attempt.
 
-One `ClientSession` per process keeps connections warm across calls and routes. Timeouts (SPEC §3.2):
+One pool per process keeps connections warm across calls and routes: the hot path's own HTTP/1.1 client
+(`upstream.http1`, several times cheaper than aiohttp's per request) for the attempts, one aiohttp
+`ClientSession` for the rest (aggregator stats, JSON reads). Timeouts (SPEC §3.2):
 `connect` covers the TCP/TLS set-up, `first_byte` the wait for the first meaningful upstream event
 (enforced by the walk), `idle` the gap between two reads of a stream or of a non-streamed body once its
 headers arrived (enforced per read by the relays, `relays.reads.UpstreamReads`), `response` a whole
@@ -19,8 +21,10 @@ import orjson
 
 from modelpool.config.schema import TimeoutsConfig
 from modelpool.health.classify import FailureKind, classify, parse_retry_after
+from modelpool.upstream.http1 import ConnectionPool, Response
 
 MAX_ERROR_BODY = 64 * 1024  # an error body is read for classification, never relayed whole
+ERROR_BODY_TIMEOUT = 10.0  # an error status whose body then stalls must not hold the walk
 
 
 class AttemptFailure(Exception):
@@ -44,10 +48,13 @@ class AttemptFailure(Exception):
 
 
 class UpstreamClient:
-    """Owns the aiohttp session. Created inside the running loop; closed on shutdown."""
+    """Owns the attempts' connection pool and the aiohttp session. Created inside the running loop; closed
+    on shutdown."""
 
     def __init__(self, timeouts: TimeoutsConfig) -> None:
         self._session: aiohttp.ClientSession | None = None
+        self._pool: ConnectionPool | None = None
+        self._pool_loop: asyncio.AbstractEventLoop | None = None
         self.set_timeouts(timeouts)
 
     def set_timeouts(self, timeouts: TimeoutsConfig) -> None:
@@ -74,25 +81,35 @@ class UpstreamClient:
             )
         return self._session
 
+    @property
+    def pool(self) -> ConnectionPool:
+        """The attempts' connections; a new pool when the running loop changed (a library user calling
+        `asyncio.run` once per call): sockets belong to the loop that opened them."""
+        loop = asyncio.get_running_loop()
+        if self._pool is None or self._pool_loop is not loop:
+            self._pool, self._pool_loop = ConnectionPool(), loop
+        return self._pool
+
     async def close(self) -> None:
         if self._session is not None and not self._session.closed:
             await self._session.close()
         self._session = None
+        if self._pool is not None:
+            await self._pool.close()
+        self._pool = None
 
-    async def post(self, url: str, headers: Iterable[tuple[str, str]], body: bytes) -> aiohttp.ClientResponse:
+    async def post(self, url: str, headers: Iterable[tuple[str, str]], body: bytes) -> Response:
         """POST and return the response once headers arrived and the status is 2xx.
 
         Any failure before that is raised as an `AttemptFailure` already classified.
         """
-        hdrs = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        hdrs = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
         hdrs.update(headers)
         try:
-            resp = await self.session.post(url, data=body, headers=hdrs, timeout=self._timeout)
-        except asyncio.CancelledError:
-            raise
-        except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
-            raise AttemptFailure(FailureKind.NETWORK, f"timeout: {exc or 'no response'}") from exc
-        except aiohttp.ClientError as exc:
+            resp = await self.pool.request("POST", url, hdrs, body, self.timeouts.connect)
+        except TimeoutError as exc:
+            raise AttemptFailure(FailureKind.NETWORK, f"timeout: {exc or 'connecting'}") from exc
+        except OSError as exc:  # refused, reset, DNS, TLS, a malformed answer (UpstreamConnectionError)
             raise AttemptFailure(FailureKind.NETWORK, f"{type(exc).__name__}: {exc}") from exc
         if resp.status >= 400:
             raise await failure_from_response(resp)
@@ -106,10 +123,11 @@ class UpstreamClient:
                 return orjson.loads(await resp.read())
 
 
-async def failure_from_response(resp: aiohttp.ClientResponse) -> AttemptFailure:
+async def failure_from_response(resp: Response | aiohttp.ClientResponse) -> AttemptFailure:
     try:
-        body = await resp.content.read(MAX_ERROR_BODY)
-    except (aiohttp.ClientError, TimeoutError):
+        async with asyncio.timeout(ERROR_BODY_TIMEOUT):
+            body = await resp.content.read(MAX_ERROR_BODY)
+    except (aiohttp.ClientError, OSError, TimeoutError):
         body = b""
     finally:
         resp.release()
