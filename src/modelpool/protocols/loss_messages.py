@@ -8,6 +8,7 @@ from typing import Any
 from modelpool.protocols.loss_walk import HOSTED as _HOSTED
 from modelpool.protocols.loss_walk import Walk as _Walk
 from modelpool.protocols.loss_walk import has_text as _text
+from modelpool.protocols.loss_walk import plain_message
 
 # ---------------------------------------------------------------- Anthropic → chat
 
@@ -26,13 +27,14 @@ _ANTH_TOP_KNOWN = {
     "thinking",
     "output_config",
 }
+_ANTH_TOP_ALL = frozenset(_ANTH_TOP_KNOWN | {"mcp_servers"})
 _SERVER_HISTORY = "server-side tool turn"
 
 
 def anthropic_losses(w: _Walk, body: dict[str, Any]) -> None:
     if body.get("mcp_servers"):
         w.lose("mcp_servers", True, why=_HOSTED)
-    w.extra(body, "", _ANTH_TOP_KNOWN | {"mcp_servers"})
+    w.extra(body, "", _ANTH_TOP_ALL)
     metadata = body.get("metadata")
     if isinstance(metadata, dict):
         w.extra(metadata, "metadata", ("user_id",) if isinstance(metadata.get("user_id"), str) else ())
@@ -66,6 +68,8 @@ def anthropic_losses(w: _Walk, body: dict[str, Any]) -> None:
             if choice.get("type") not in ("tool", "auto", "any", "none"):
                 w.lose("tool_choice.type", False)
     for i, msg in enumerate(body.get("messages") or []):
+        if plain_message(msg):
+            continue
         at = f"messages[{i}]"
         w.extra(msg, at, ("role", "content"))
         content = msg.get("content")
@@ -155,6 +159,7 @@ _CHAT_TOP_KNOWN = {
     "thinking",
 }
 _CHAT_CHANGES = ("web_search_options", "audio", "functions", "function_call")
+_CHAT_TOP_ALL = frozenset(_CHAT_TOP_KNOWN | set(_CHAT_CHANGES) | {"n", "modalities"})
 
 
 def chat_losses(w: _Walk, body: dict[str, Any]) -> None:
@@ -167,7 +172,7 @@ def chat_losses(w: _Walk, body: dict[str, Any]) -> None:
     modalities = body.get("modalities")
     if isinstance(modalities, list) and any(m != "text" for m in modalities):
         w.lose("modalities", True)
-    w.extra(body, "", _CHAT_TOP_KNOWN | set(_CHAT_CHANGES) | {"n", "modalities"})
+    w.extra(body, "", _CHAT_TOP_ALL)
     stop = body.get("stop")
     stops = [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []
     for s in stops:
@@ -203,7 +208,8 @@ def chat_losses(w: _Walk, body: dict[str, Any]) -> None:
     elif body.get("parallel_tool_calls") is False and body.get("tool_choice") == "none":
         w.lose("parallel_tool_calls", False)
     for i, msg in enumerate(body.get("messages") or []):
-        _chat_message(w, msg, f"messages[{i}]")
+        if not plain_message(msg):
+            _chat_message(w, msg, f"messages[{i}]")
 
 
 def _chat_message(w: _Walk, msg: dict[str, Any], at: str) -> None:

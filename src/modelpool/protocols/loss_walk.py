@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -28,10 +29,33 @@ class Walk:
 
     def extra(self, obj: dict[str, Any], where: str, known: Iterable[str]) -> None:
         """Keys of `obj` the translator does not read: harmless, but named."""
-        known = set(known)
+        names = known if isinstance(known, frozenset | set) else _names(tuple(known))
+        if obj.keys() <= names:
+            return  # the usual case, decided in C: nothing to name
         for key in obj:
-            if key not in known:
+            if key not in names:
                 self.lose(f"{where}.{key}" if where else key, False, why="no equivalent")
+
+
+@functools.lru_cache(maxsize=256)
+def _names(known: tuple[str, ...]) -> frozenset[str]:
+    """The callers' literal tuples as sets, made once (the walk runs on every call a route translates)."""
+    return frozenset(known)
+
+
+PLAIN_ROLES = frozenset({"system", "developer", "user", "assistant"})
+ROLE_AND_CONTENT = frozenset({"role", "content"})
+
+
+def plain_message(msg: Any) -> bool:
+    """A message with a text content and nothing else: every translation carries it whole, so the walk
+    skips it without building its path (agent conversations are hundreds of such messages)."""
+    return (
+        type(msg) is dict
+        and msg.keys() <= ROLE_AND_CONTENT
+        and isinstance(msg.get("content"), str)
+        and msg.get("role") in PLAIN_ROLES
+    )
 
 
 def has_text(v: Any) -> bool:
