@@ -349,7 +349,8 @@ def start_floor(
     children: Children, upstream_api_root: str, server: str = "uvicorn", name: str = "floor"
 ) -> Child:
     """The bare relay of `floor_relay.py`: what uvicorn (or granian) + aiohttp cost with no gateway logic
-    at all. `upstream_api_root` is the upstream's `…/v1`: the floor forwards every path below it as it came."""
+    at all. `upstream_api_root` is the upstream's `…/v1`: the floor forwards every path below it as it
+    came."""
     port = free_port()
     script = Path(__file__).with_name("floor_relay.py")
     child = children.spawn(name, [sys.executable, str(script), upstream_api_root, str(port), server])

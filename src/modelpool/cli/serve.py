@@ -1,4 +1,4 @@
-"""`modelpool serve`: load the config, check the bind is safe, run the HTTP server on the gateway's ASGI app."""
+"""`modelpool serve`: load the config, check the bind is safe, run the HTTP server (uvicorn or granian)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`modelpool serve --workers N`: N worker processes (uvicorn or granian) on one port, sharing state through Redis.
+"""`modelpool serve --workers N`: N worker processes on one port, sharing state through Redis.
 
 Several processes only behave as one gateway when health, rests, pins, cursors and the dashboard layer
 are shared, so N > 1 requires `state.backend: redis`. SQLite is refused: each worker would route on its
