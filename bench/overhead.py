@@ -155,6 +155,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="add a bare 40-line relay (harness/floor_relay.py): the server stack's own cost, no gateway",
     )
     ap.add_argument(
+        "--floor-servers",
+        default="uvicorn",
+        help="with --with-floor: the floor relay's HTTP server(s), comma-separated (uvicorn, granian); "
+        "the uvicorn one is named 'floor', others 'floor-NAME'",
+    )
+    ap.add_argument(
         "--variant",
         action="append",
         default=[],
@@ -292,7 +298,7 @@ def scenario_targets(
     for t in targets:
         if t.name == "litellm" and (sc.dialect != "openai" or not ("all" in wanted or sc.name in wanted)):
             continue
-        gateway = t.server is not None and t.name not in ("litellm", "floor")
+        gateway = t.server is not None and t.name != "litellm" and not t.name.startswith("floor")
         if sc.dialect == "openai" or (sc.translated and not gateway):
             out.append(t)
             continue
@@ -415,10 +421,11 @@ def main(argv: list[str] | None = None) -> int:
             )  # fmt: skip
             targets.append(Target(name, f"{gw.url}/v1/chat/completions", gw))
             print(f"variant {name} ({assignments}) pid {gw.pid} at {gw.url}")
-        if args.with_floor:
-            floor = procs.start_floor(children, upstream)
-            targets.append(Target("floor", f"{floor.url}/v1/chat/completions", floor))
-            print(f"floor relay pid {floor.pid} at {floor.url}")
+        for stack in args.floor_servers.split(",") if args.with_floor else []:
+            name = "floor" if stack == "uvicorn" else f"floor-{stack}"
+            floor = procs.start_floor(children, upstream, stack, name)
+            targets.append(Target(name, f"{floor.url}/v1/chat/completions", floor))
+            print(f"floor relay ({stack}) pid {floor.pid} at {floor.url}")
         doc["litellm"] = _maybe_litellm(children, args, upstream, targets)
         doc["settings"] = {
             "preset": "bench-native",

@@ -6,7 +6,10 @@ floor of every dialect's native relay), the response's bytes go back as they arr
 `overhead.py --with-floor` runs it as one more target, so every
 run shows which part of the gateway's added latency is the server stack itself and which part is ours.
 
-    python bench/harness/floor_relay.py UPSTREAM_API_ROOT PORT     # e.g. http://127.0.0.1:9001/v1
+    python bench/harness/floor_relay.py UPSTREAM_API_ROOT PORT [uvicorn|granian]   # e.g. http://127.0.0.1:9001/v1
+
+The third argument picks the HTTP server (default uvicorn); granian runs as `modelpool serve` runs it
+(one worker process, uvloop, HTTP/1), so `--floor-server granian` separates the server stack's cost.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ import sys
 from typing import Any
 
 import aiohttp
-import uvicorn
 
 UPSTREAM = (sys.argv[1] if len(sys.argv) > 1 else "").rstrip("/")
 _session: aiohttp.ClientSession | None = None
@@ -57,4 +59,15 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 
 if __name__ == "__main__":
-    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning", access_log=False)
+    if (sys.argv[3] if len(sys.argv) > 3 else "uvicorn") == "granian":
+        from granian.constants import HTTPModes, Interfaces, Loops
+        from granian.server import Server
+
+        Server(
+            "floor_relay:app", address="127.0.0.1", port=int(sys.argv[2]), interface=Interfaces.ASGI,
+            loop=Loops.uvloop, http=HTTPModes.http1, websockets=False, log_level="warning",
+        ).serve()  # fmt: skip
+    else:
+        import uvicorn
+
+        uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning", access_log=False)

@@ -345,12 +345,15 @@ def start_gateway(
     return child
 
 
-def start_floor(children: Children, upstream_api_root: str) -> Child:
-    """The bare relay of `floor_relay.py`: what uvicorn + aiohttp cost with no gateway logic at all.
-    `upstream_api_root` is the upstream's `…/v1`: the floor forwards every path below it as it came."""
+def start_floor(
+    children: Children, upstream_api_root: str, server: str = "uvicorn", name: str = "floor"
+) -> Child:
+    """The bare relay of `floor_relay.py`: what uvicorn (or granian) + aiohttp cost with no gateway logic
+    at all. `upstream_api_root` is the upstream's `…/v1`: the floor forwards every path below it as it
+    came."""
     port = free_port()
     script = Path(__file__).with_name("floor_relay.py")
-    child = children.spawn("floor", [sys.executable, str(script), upstream_api_root, str(port)])
+    child = children.spawn(name, [sys.executable, str(script), upstream_api_root, str(port), server])
     child.url = f"http://127.0.0.1:{port}"
     wait_until("the floor relay", child, lambda: http_ok(f"{child.url}/readyz"), 30)
     return child

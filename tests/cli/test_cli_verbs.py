@@ -204,7 +204,7 @@ def test_help_imports_no_server_stack() -> None:
         "    app(['--help'], prog_name='modelpool')\n"
         "except SystemExit:\n"
         "    pass\n"
-        "heavy = ('rich', 'pydantic', 'yaml', 'uvicorn', 'starlette', 'aiohttp', 'httpx',\n"
+        "heavy = ('rich', 'pydantic', 'yaml', 'uvicorn', 'granian', 'starlette', 'aiohttp', 'httpx',\n"
         "         'modelpool.config')\n"
         "print([m for m in heavy if m in sys.modules], file=sys.stderr)\n"
     )

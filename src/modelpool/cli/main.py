@@ -67,11 +67,18 @@ def serve(
         str | None,
         typer.Option(help="auto | json | text (default: logging.format; auto = JSON unless a terminal)"),
     ] = None,
+    http_server: Annotated[
+        str | None,
+        typer.Option(
+            envvar="MODELPOOL_HTTP_SERVER",
+            help="uvicorn | granian (default: server.http_server, uvicorn)",
+        ),
+    ] = None,
 ) -> None:
     """Run the gateway."""
     from modelpool.cli.serve import run_serve
 
-    raise typer.Exit(run_serve(config, host, port, workers, log_level, log_format))
+    raise typer.Exit(run_serve(config, host, port, workers, log_level, log_format, http_server))
 
 
 @app.command()

@@ -1,11 +1,13 @@
-"""`modelpool serve`: load the config, check the bind is safe, run uvicorn on the gateway's ASGI app."""
+"""`modelpool serve`: load the config, check the bind is safe, run the HTTP server (uvicorn or granian)."""
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import sys
 from pathlib import Path
 
+from modelpool.cli.http_server import SERVERS
 from modelpool.config import ConfigError, load_config
 from modelpool.security import is_loopback
 
@@ -24,6 +26,7 @@ def run_serve(
     workers: int,
     log_level: str | None,
     log_format: str | None = None,
+    http_server: str | None = None,
 ) -> int:
     try:
         loaded = load_config(config)
@@ -49,38 +52,41 @@ def run_serve(
     if workers < 1:
         print("--workers must be at least 1", file=sys.stderr)
         return 2
+    stack = http_server or server.http_server
+    if stack not in SERVERS:
+        print(f"--http-server must be one of {', '.join(SERVERS)}, not {stack!r}", file=sys.stderr)
+        return 2
+    if stack == "granian" and importlib.util.find_spec("granian") is None:
+        print("--http-server granian needs granian: pip install 'modelpool[granian]'", file=sys.stderr)
+        return 2
     if workers > 1:
         from modelpool.cli.workers import serve_workers
 
-        return serve_workers(loaded, bind_host, bind_port, workers, log_level, log_format)
-    return serve_loaded(loaded, bind_host, bind_port, log_level)
+        return serve_workers(loaded, bind_host, bind_port, workers, log_level, log_format, stack)
+    return serve_loaded(loaded, bind_host, bind_port, log_level, log_format, stack)
 
 
-def serve_loaded(loaded, host: str, port: int, log_level: str) -> int:  # type: ignore[no-untyped-def]
-    import uvicorn
+def serve_loaded(  # type: ignore[no-untyped-def]
+    loaded, host: str, port: int, log_level: str, log_format: str | None = None, stack: str = "uvicorn"
+) -> int:
+    from modelpool.cli import http_server
 
+    logging.getLogger("modelpool").info(
+        "modelpool %s on http://%s:%d (%s) — config %s",
+        _version(),
+        host,
+        port,
+        stack,
+        loaded.path or "(environment)",
+    )
+    if stack == "granian":
+        # One granian worker process builds the gateway from the same config (cli/http_server.py).
+        http_server.worker_env(loaded, log_level, log_format)
+        http_server.run_granian(host, port, log_level)
+        return 0
     from modelpool.gateway import Gateway
 
-    gw = Gateway(loaded)
-    logging.getLogger("modelpool").info(
-        "modelpool %s on http://%s:%d — config %s", _version(), host, port, loaded.path or "(environment)"
-    )
-    uvicorn.run(
-        gw.asgi_app,
-        host=host,
-        port=port,
-        loop="uvloop",
-        http="httptools",
-        lifespan="on",
-        log_level=log_level.lower(),
-        log_config=None,  # uvicorn's loggers propagate to ours (JSON or text); no access log
-        access_log=False,
-        server_header=False,
-        # Nothing reads the client address, so uvicorn's X-Forwarded-* rewriting would be one more ASGI
-        # layer on every call for nothing (issue #9: the hot path carries no unused middleware).
-        proxy_headers=False,
-        timeout_graceful_shutdown=5,
-    )
+    http_server.run_uvicorn(Gateway(loaded).asgi_app, host, port, log_level)
     return 0
 
 

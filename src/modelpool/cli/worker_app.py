@@ -1,4 +1,4 @@
-"""The ASGI app factory one `serve --workers N` worker process runs (uvicorn imports it by name).
+"""The ASGI app factory a worker process runs (uvicorn `--workers N`, or granian always; imported by name).
 
 The supervisor (`modelpool serve`) has already checked the configuration and the bind, created the
 admin token and set `MODELPOOL_CONFIG`, so every worker loads the same file and shares state through

@@ -1,4 +1,4 @@
-"""`modelpool serve --workers N`: N uvicorn worker processes on one port, sharing state through Redis.
+"""`modelpool serve --workers N`: N worker processes on one port, sharing state through Redis.
 
 Several processes only behave as one gateway when health, rests, pins, cursors and the dashboard layer
 are shared, so N > 1 requires `state.backend: redis`. SQLite is refused: each worker would route on its
@@ -15,16 +15,22 @@ import sys
 import tempfile
 from typing import Any
 
+from modelpool.cli import http_server
 from modelpool.config import state_dir
 
 log = logging.getLogger("modelpool")
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
-LOG_LEVEL_ENV, LOG_FORMAT_ENV = "MODELPOOL_WORKER_LOG_LEVEL", "MODELPOOL_WORKER_LOG_FORMAT"
 
 
 def serve_workers(
-    loaded: Any, host: str, port: int, workers: int, log_level: str, log_format: str | None = None
+    loaded: Any,
+    host: str,
+    port: int,
+    workers: int,
+    log_level: str,
+    log_format: str | None = None,
+    stack: str = "uvicorn",
 ) -> int:
     config = loaded.config
     if config.state.backend != "redis":
@@ -39,10 +45,8 @@ def serve_workers(
     if loaded.path is None:
         print("--workers needs a configuration file (each worker process loads it)", file=sys.stderr)
         return 2
-    os.environ["MODELPOOL_CONFIG"] = str(loaded.path)
-    # Workers are fresh interpreters: they set up logging as this process did (`cli.worker_app`).
-    os.environ[LOG_LEVEL_ENV] = log_level
-    os.environ[LOG_FORMAT_ENV] = log_format or loaded.config.logging.format
+    # Workers set up logging as this process did and load the same file (`cli.worker_app`).
+    http_server.worker_env(loaded, log_level, log_format)
     if not config.server.admin_token:
         # Created once here: N workers racing to create it would each print and keep a different one.
         from modelpool.security import load_or_create_admin_token
@@ -52,7 +56,12 @@ def serve_workers(
             log.warning("generated admin token %s (stored in %s)", token, state_dir(config) / "admin_token")
     metrics_dir = _metrics_dir()
     try:
-        return _run(host, port, workers, log_level)
+        log.info("modelpool: %d %s workers on http://%s:%d (shared state: redis)", workers, stack, host, port)
+        if stack == "granian":
+            http_server.run_granian(host, port, log_level, workers)
+        else:
+            http_server.run_uvicorn(None, host, port, log_level, workers)
+        return 0
     finally:
         if metrics_dir is not None:
             shutil.rmtree(metrics_dir, ignore_errors=True)
@@ -66,25 +75,3 @@ def _metrics_dir() -> str | None:
     path = tempfile.mkdtemp(prefix="modelpool-metrics-")
     os.environ[MULTIPROC_ENV] = path
     return path
-
-
-def _run(host: str, port: int, workers: int, log_level: str) -> int:
-    import uvicorn
-
-    log.info("modelpool: %d workers on http://%s:%d (shared state: redis)", workers, host, port)
-    uvicorn.run(
-        "modelpool.cli.worker_app:create_app",
-        factory=True,
-        workers=workers,
-        host=host,
-        port=port,
-        loop="uvloop",
-        http="httptools",
-        lifespan="on",
-        log_level=log_level.lower(),
-        log_config=None,  # uvicorn's loggers propagate to ours (JSON or text), as with one process
-        access_log=False,
-        server_header=False,
-        timeout_graceful_shutdown=5,
-    )
-    return 0

@@ -57,6 +57,9 @@ class ServerConfig(_Model):
     # insensitive). The client's own key, hop-by-hop headers and `x-modelpool-*` are never forwarded,
     # whatever this says (README "Native relays").
     forward_headers: dict[Dialect, list[str]] = Field(default_factory=_default_forward_headers)
+    # The HTTP server under `modelpool serve` (`--http-server` wins); both keep the same promises
+    # (cli/http_server.py), the figures that chose the default are in bench/RESULTS.md.
+    http_server: Literal["uvicorn", "granian"] = "uvicorn"
 
     @field_validator("api_keys", mode="before")
     @classmethod
