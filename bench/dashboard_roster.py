@@ -61,9 +61,10 @@ RENDERED_JS = """async (n) => {
   const frame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
   while (document.querySelectorAll('#roster-root .row').length < n) await frame();
   await frame();
+  const done = performance.now();
   const api = performance.getEntriesByType('resource').find((e) => e.name.endsWith('/admin/models'));
-  return { done: performance.now(), apiStart: api ? api.startTime : null, apiEnd: api ? api.responseEnd : null,
-           rows: document.querySelectorAll('#roster-root .row').length };
+  const rows = document.querySelectorAll('#roster-root .row').length;
+  return { done, apiStart: api ? api.startTime : null, apiEnd: api ? api.responseEnd : null, rows };
 }"""
 # Click one control and wait for the next painted frame: the handler, style, layout and paint it caused.
 CLICK_JS = """async (selector) => {
@@ -74,7 +75,9 @@ CLICK_JS = """async (selector) => {
   await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
   return performance.now() - t0;
 }"""
-VISIBLE_ROWS_JS = "() => [...document.querySelectorAll('#roster-root .row')].filter((r) => r.checkVisibility()).length"
+VISIBLE_ROWS_JS = (
+    "() => [...document.querySelectorAll('#roster-root .row')].filter((r) => r.checkVisibility()).length"
+)
 CDP_METRICS = ("ScriptDuration", "RecalcStyleDuration", "LayoutDuration", "TaskDuration")
 
 
@@ -101,7 +104,9 @@ def start_servers(children: procs.Children, pythonpath: str | None) -> procs.Chi
 
 
 def time_api(url: str, calls: int) -> dict[str, Any]:
-    req = urllib.request.Request(url + "/admin/models", headers={"authorization": f"Bearer {procs.ADMIN_TOKEN}"})
+    req = urllib.request.Request(
+        url + "/admin/models", headers={"authorization": f"Bearer {procs.ADMIN_TOKEN}"}
+    )
     times, size, rows = [], 0, 0
     for _ in range(calls + 1):
         t0 = time.perf_counter()
@@ -122,7 +127,9 @@ def browser_runs(url: str, runs: int, trace: Path | None) -> list[dict[str, Any]
         try:
             for i in range(runs + 1):  # run 0 warms Chromium's caches (module parse, fonts): not counted
                 context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
-                context.add_cookies([{"name": COOKIE, "value": procs.ADMIN_TOKEN, "url": url, "httpOnly": True}])
+                context.add_cookies(
+                    [{"name": COOKIE, "value": procs.ADMIN_TOKEN, "url": url, "httpOnly": True}]
+                )
                 page = context.new_page()
                 if trace is not None and i == 1:
                     browser.start_tracing(page=page, path=str(trace), screenshots=False)
@@ -219,7 +226,9 @@ def tables(doc: dict[str, Any], md: bool) -> tuple[str, str]:
             f"{f['LayoutDuration']:.0f}", f"{f['visible_rows']:.0f}",
         ])  # fmt: skip
     api = doc["api"]
-    rows.append([f"GET /admin/models from Python ({api['bytes']:,} bytes)", f"{api['median_ms']:.1f}", "", "", "", ""])
+    rows.append(
+        [f"GET /admin/models from Python ({api['bytes']:,} bytes)", f"{api['median_ms']:.1f}", "", "", "", ""]
+    )
     table = md_table(head, rows) if md else plain_table(head, rows)
     return table, goals_table(goals(doc), md=md)
 

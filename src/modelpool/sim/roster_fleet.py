@@ -31,6 +31,7 @@ ROSTER_CHANNELS: list[tuple[str, str, int]] = [
 TWIN_SUFFIX = "-vision"  # the pool's default `twin_suffixes` entry (dsh-vision-router's naming)
 
 # Model families as the channels publish them: vendor path + the sizes/variants each ships.
+# fmt: off
 _FAMILIES: list[tuple[str, list[str]]] = [
     ("deepseek-ai/deepseek", ["v4-pro", "v4.1-flash", "v4.1-flash-1017", "r2", "r2-distill-qwen-32b",
                               "v3.2-exp", "v3.1-terminus", "coder-v3", "prover-v2"]),
@@ -64,6 +65,7 @@ _FAMILIES: list[tuple[str, list[str]]] = [
     ("ascend-tribe/pangu", ["pro-moe"]),
     ("01-ai/yi", ["lightning", "1.5-34b-chat"]),
 ]
+# fmt: on
 MODEL_IDS: list[str] = [f"{vendor}-{variant}" for vendor, variants in _FAMILIES for variant in variants]
 
 

@@ -34,12 +34,8 @@ export function mount(root) {
   let data = null;
   let lastJson = "";
   let busy = false;
-  const status = document.createElement("p");
-  Object.assign(status, { className: "status", id: "roster-status" });
-  status.setAttribute("role", "status");
-  const body = document.createElement("div");
-  body.id = "roster-root";
-  body.addEventListener("click", onClick);
+  const status = h("p", { class: "status", id: "roster-status", role: "status" });
+  const body = h("div", { id: "roster-root", onclick: onClick });
 
   const accept = (next) => {
     const json = JSON.stringify(next);
@@ -70,7 +66,7 @@ export function mount(root) {
     const [kind, id] = button.dataset.fold.split(/:(.*)/s);
     if (kind === "roster") folds.roster = !folds.roster;
     else if (kind === "section") folds.sections[id] = !foldOpen("section", id);
-    else folds.channels[id] = !channelOpen({ id, kind: "chat" }); // recorded when drawn
+    else folds.channels[id] = !foldOpen("channel", id);
     showFold(button, foldOpen(kind, id));
   }
   function setAll(open) {
@@ -100,16 +96,12 @@ export function mount(root) {
     }
   }
 
-  const button = (id, label, onclick) => {
-    const b = document.createElement("button");
-    Object.assign(b, { type: "button", id, textContent: label, onclick });
-    return b;
-  };
-  const toolbar = document.createElement("div");
-  toolbar.className = "toolbar";
-  toolbar.append(button("expand-all", t("ro.expandAll"), () => setAll(true)),
-    button("collapse-all", t("ro.collapseAll"), () => setAll(false)), status);
-  replace(root, toolbar, body);
+  replace(root,
+    h("div", { class: "toolbar" },
+      h("button", { type: "button", id: "expand-all", onclick: () => setAll(true) }, t("ro.expandAll")),
+      h("button", { type: "button", id: "collapse-all", onclick: () => setAll(false) }, t("ro.collapseAll")),
+      status),
+    body);
   load();
   const timer = setInterval(load, 5000);
   const off = onEvent((e) => {
@@ -132,8 +124,8 @@ function showFold(button, open) {
 }
 
 // The same sections, channels and rows in the same order (the usual refresh: states and timings moved)
-// are patched: a channel whose own entry or any row changed is rebuilt, the section and roster heads
-// (tallies) are redrawn, the rest stays. Anything else is a new roster (false: the caller rebuilds).
+// are patched: a channel whose own entry or any row changed is rebuilt, the section and roster tallies
+// are redrawn, the rest stays. Anything else is a new roster (false: the caller rebuilds).
 function patch(body, prev, next) {
   if (shape(prev) !== shape(next)) return false;
   const before = rowsByChannel(prev);
@@ -145,7 +137,7 @@ function patch(body, prev, next) {
   });
   for (const group of next.groups) {
     const section = body.querySelector(`.section[data-section="${CSS.escape(group.id)}"]`);
-    section.querySelector(":scope > .fold-head").replaceWith(sectionHead(group));
+    section.querySelector(":scope > .fold-head > .tally").replaceWith(tally(group)); // focus stays put
   }
   const roster = body.querySelector(".roster");
   roster.querySelector(":scope > .fold-head > .tally").replaceWith(tally(next.totals));
@@ -158,7 +150,8 @@ function patch(body, prev, next) {
 }
 
 function shape(data) {
-  return JSON.stringify([data.groups.map((g) => [g.id, g.channels]), data.models.map((r) => r.key)]);
+  const channels = data.channels.map((c) => c.id);
+  return JSON.stringify([channels, data.groups.map((g) => [g.id, g.channels]), data.models.map((r) => r.key)]);
 }
 
 // --- the elements ------------------------------------------------------------------------------------
@@ -244,14 +237,16 @@ function rowView(r) {
     h("button", { type: "button", class: "switch-btn row-switch", "data-scope": "model" }));
   const li = rowPrototype.cloneNode(true);
   const [dot, word, model, text, button] = li.children;
-  li.dataset.route = r.key;
-  li.dataset.state = r.state;
-  li.dataset.reason = r.reason || "";
-  dot.dataset.state = r.state;
+  li.setAttribute("data-route", r.key); // setAttribute: a little cheaper than `dataset` at this count
+  li.setAttribute("data-state", r.state);
+  li.setAttribute("data-reason", r.reason || "");
+  dot.setAttribute("data-state", r.state);
   word.textContent = t(`st.${r.state}`);
   model.textContent = r.model;
   text.textContent = detail(r);
-  Object.assign(button.dataset, { route: r.key, key: r.key, enable: String(!r.on) });
+  button.setAttribute("data-route", r.key);
+  button.setAttribute("data-key", r.key);
+  button.setAttribute("data-enable", String(!r.on));
   button.textContent = t(r.on ? "ro.switchOff" : "ro.switchOn");
   if (!r.switchable) {
     button.disabled = true;
