@@ -50,5 +50,6 @@ def test_roster_bench_reports_render_folds_and_api(tmp_path: Path) -> None:
     assert folds["collapse all"]["visible_rows"] == 0
     assert folds["expand all (906 rows shown)"]["visible_rows"] == 906
     assert folds["fold one channel (openrouter, 80 rows)"]["visible_rows"] == 906 - 80
+    assert run["refresh"]["ms"] > 0 and run["refresh"]["TaskDuration"] > 0  # the served call was redrawn
     assert [g["bound"] for g in doc["goals"]] == ["≤ 1 s"] * 3
     assert all(g["met"] is not None for g in doc["goals"])
