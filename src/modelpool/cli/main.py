@@ -98,7 +98,9 @@ def demo(
 
 @app.command()
 def sim(
-    preset: Annotated[str, typer.Option(help="demo | two-route | bench | bench-native | agent")] = "demo",
+    preset: Annotated[
+        str, typer.Option(help="demo | two-route | bench | bench-native | agent | roster | …")
+    ] = "demo",
     host: Annotated[str, typer.Option(help="Bind address.")] = "127.0.0.1",
     config_out: Annotated[
         Path | None, typer.Option("--config-out", help="Write a modelpool config for this fleet.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from modelpool.sim.roster_fleet import roster_fleet
 from modelpool.sim.spec import (
     DIALECTS,
     AgentTask,
@@ -231,6 +232,7 @@ PRESETS: dict[str, Callable[[], FleetSpec]] = {
     "agent": agent_fleet,
     "heavy-tail": heavy_tail_fleet,
     "drift": drift_fleet,
+    "roster": roster_fleet,  # 906 roster rows, the rotator seed's live scan (issue #21)
 }
 
 
