@@ -376,3 +376,35 @@ def test_an_openai_client_on_a_mixed_pool_is_byte_faithful_on_its_openai_attempt
     for got, want in zip(mine[:-2], theirs[:-2], strict=True):  # every other chunk: the route's own bytes
         assert strip_ids(orjson.loads(got)) == strip_ids(orjson.loads(want))
         assert len(got) == len(want)
+
+
+def test_a_native_attempt_that_changes_nothing_sends_the_clients_bytes(ft: FleetThread) -> None:
+    """The route's model id is the one the client named, no effort tier to rewrite, no order to inject:
+    the upstream gets the request body byte for byte (spacing, key order, escapes), not a re-encoding. A
+    route with another model id gets the re-encoded body with its own id."""
+    raw = (
+        b'{ "messages" : [ {"role":"user", "content":"caf\\u00e9 \\ud83d\\ude00"} ],\n'
+        b'  "stream": false, "max_tokens": 64, "model": "m1", "zz_unknown": {"b": 1, "a": 2} }'
+    )
+    with GatewayServer(config(ft, ["oa"])) as gw:
+        resp = httpx.post(
+            gw.url + "/v1/chat/completions",
+            content=raw,
+            headers={"content-type": "application/json"},
+            timeout=10,
+        )
+        assert resp.status_code == 200, resp.text
+    assert ft.calls("oa")[-1].raw_body == raw
+
+    cfg = config(ft, ["oa"])
+    cfg["aliases"] = {"alias": "m1"}
+    with GatewayServer(cfg) as gw:
+        resp = httpx.post(
+            gw.url + "/v1/chat/completions",
+            content=raw.replace(b'"model": "m1"', b'"model": "alias"'),
+            headers={"content-type": "application/json"},
+            timeout=10,
+        )
+        assert resp.status_code == 200, resp.text
+    sent = ft.calls("oa")[-1].raw_body
+    assert orjson.loads(sent)["model"] == "m1" and orjson.loads(sent)["zz_unknown"] == {"b": 1, "a": 2}

@@ -151,3 +151,16 @@ def test_plain_runs() -> None:
         assert oc.plain_prefix(other + _PLAIN) == 0
     assert oc.plain_prefix(_PLAIN + _PLAIN[:-1]) == len(_PLAIN)  # an event cut mid-way is not in the run
     assert oc.plain_prefix(b"") == 0
+
+
+def test_plain_runs_with_multi_line_events_and_an_error_later() -> None:
+    """The one-line fast path and the per-event loop agree: an event of several lines carrying the marker
+    is in the run; an event naming an error ends it even when it carries the marker."""
+    from modelpool.protocols import openai_chat as oc
+
+    multi = b"id: 7\n" + _PLAIN
+    done = b"data: [DONE]\n\n"
+    assert oc.plain_prefix(_PLAIN + multi + _PLAIN + done) == 2 * len(_PLAIN) + len(multi)
+    failing = b'data: {"error":{"message":"x"},"finish_reason":null}\n\n'
+    assert oc.plain_prefix(_PLAIN + failing + _PLAIN) == len(_PLAIN)
+    assert oc.plain_prefix(multi + _PLAIN, len(multi)) == len(multi) + len(_PLAIN)  # from `start`

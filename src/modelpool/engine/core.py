@@ -307,9 +307,13 @@ class Engine:
 
     # ---- calls ---------------------------------------------------------------------------------
 
-    def prepare(self, ingress: str, body: dict[str, Any], headers: Mapping[str, str] | None = None) -> Call:
-        """Resolve the pool and the call's context; raises `ClientError` (404) for unknown models."""
+    def prepare(
+        self, ingress: str, body: dict[str, Any], headers: Mapping[str, str] | None = None, raw: bytes = b""
+    ) -> Call:
+        """Resolve the pool and the call's context; raises `ClientError` (404) for unknown models. `raw`:
+        the body's bytes as received, sent as they are by a native attempt that changes nothing."""
         call = prepare_call(self.runtime, ingress, body, headers or {})
+        call.raw = raw
         if ingress == "responses" and body.get("previous_response_id"):
             self._continue_response(call)
         return call

@@ -31,3 +31,4 @@ def continue_response(rt: Runtime, book: ResponseBook, call: Call) -> None:
     call.forced_route = route.key
     if produced.upstream_id != prev:  # a failover mid-stream showed the client another attempt's id
         call.body = {**call.body, "previous_response_id": produced.upstream_id}
+        call.raw = b""  # the body changed: it is encoded again

@@ -149,12 +149,22 @@ class UpstreamRequest:
             # Not this route's fault: the walk moves on, and when no route can carry it the client
             # gets this 400 naming the field (SPEC §1.6).
             raise AttemptFailure(FailureKind.REQUEST, refusal, status=400)
+        effort = route_effort(call, cand)
+        if native and self._as_sent(cand, effort):
+            return Prepared(
+                dialect=target,
+                native=True,
+                url=cand.endpoint.url_for(target),
+                headers=self.headers(cand, target, True),
+                body=call.raw,
+                effort=effort,
+                dropped=dropped,
+            )
         if native:
             body = dict(drop_sealed_reasoning(call.body) if target == "responses" else call.body)
         else:
             body = dict(self._translated(target))
         body["model"] = cand.route.model_id
-        effort = route_effort(call, cand)
         if call.effort is not None and (effort != call.effort or not native):
             # Native: the client's own effort fields stay as sent unless the route needs another tier.
             body = write_effort(target, body, effort, cand.route.capabilities.efforts)
@@ -179,6 +189,19 @@ class UpstreamRequest:
             effort=effort,
             dropped=dropped,
         )
+
+    def _as_sent(self, cand: Candidate, effort: str | None) -> bool:
+        """Whether a native attempt's body is the client's bytes unchanged: the route's model id is the one
+        the client named, no effort tier to rewrite, no inner order to inject, no sealed reasoning to drop.
+        Then nothing is encoded again (an agent's conversation can be megabytes of JSON)."""
+        call = self.call
+        if not call.raw or call.body.get("model") != cand.route.model_id:
+            return False
+        if call.effort is not None and effort != call.effort:
+            return False
+        if self._order is not None and cand.endpoint.aggregator:
+            return False
+        return call.ingress != "responses" or drop_sealed_reasoning(call.body) is call.body
 
     def headers(self, cand: Candidate, dialect: str, native: bool) -> tuple[tuple[str, str], ...]:
         """Provider auth for the dialect; the client's dialect headers on a native attempt (they replace a

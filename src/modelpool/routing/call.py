@@ -30,6 +30,9 @@ class Call:
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)  # the client's request headers
     # W3C trace context for the upstream request (tracing on: the current attempt's span), else empty.
     trace_headers: tuple[tuple[str, str], ...] = ()
+    # The body's bytes as the client sent them (the server's calls): a native attempt that changes nothing
+    # in the body sends these instead of encoding `body` again (SPEC §1.6, issue #21).
+    raw: bytes = field(default=b"", repr=False)
     _est_tokens: int | None = field(default=None, repr=False)
     # Translation losses by target dialect (`routing.lossy.call_losses`), computed when first needed.
     _losses: dict[str, tuple[Any, ...]] | None = field(default=None, repr=False)

@@ -83,7 +83,7 @@ async def _serve(
         if key is None:
             raise ClientError(401, "invalid or missing API key", type="authentication_error")
         body = await read_body(receive, headers, gw.runtime.config.server.max_body)
-        call = gw.prepare(ingress.name, ingress.parse(body), headers)
+        call = gw.prepare(ingress.name, ingress.parse(body), headers, body)
         if isinstance(key, ClientKey):
             trace.key = key.label
             if key.limited:  # SPEC §14: refused here, before any upstream attempt
