@@ -32,6 +32,8 @@ import orjson
 
 from harness import procs
 from harness.goals import GOAL_SCENARIOS, goals_table, overhead_goals
+from harness.goals21 import SCENARIOS as ISSUE21_SCENARIOS
+from harness.goals21 import issue21_goals
 from harness.load import Sample, Target, closed_block, make_body, new_session, one_call, open_block
 from harness.report import command_line, machine_info, markdown_block, now_utc, scenario_table
 from harness.run import guarded_run, interrupt_on_signals
@@ -124,7 +126,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--scenarios",
         default="seq,seq:stream",
         help="comma-separated: seq, cN, rR, + ':stream', ':anthropic' | ':responses' (native) | "
-        "':anthropic-x' | ':responses-x' (translated), '@MODEL'; 'goals' = the goal set",
+        "':anthropic-x' | ':responses-x' (translated), '@MODEL'; 'goals' = issue #9's goal set, "
+        "'issue21' = issue #21's (with the floor relay)",
     )
     ap.add_argument("--concurrency", type=int, action="append", default=[], help="add a cN scenario")
     ap.add_argument("--rate", type=float, action="append", default=[], help="add an open-loop rR scenario")
@@ -176,6 +179,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.scenarios == "goals":
         args.scenarios = ",".join(GOAL_SCENARIOS)
         args.goals = True
+    if args.scenarios == "issue21":
+        args.scenarios = ",".join(ISSUE21_SCENARIOS)
+        args.goals = args.with_floor = True
     names = [s for s in args.scenarios.split(",") if s.strip()]
     for c in args.concurrency:
         names += [f"c{c}"] + ([f"c{c}:stream"] if args.stream else [])
@@ -494,10 +500,10 @@ def _output(doc: dict[str, Any], results: list[dict[str, Any]], args: argparse.N
         for res in results
     ]
     doc["comparisons"] = {res["name"]: res["comparisons"] for res in results}
-    goals = overhead_goals(results)
+    goals = overhead_goals(results) + issue21_goals(results)
     doc["goals"] = [g.to_dict() for g in goals]
     if args.goals and goals:
-        print("\nissue #9 goals measured by this run\n" + goals_table(goals))
+        print("\nthe goals (issues #9, #17, #21) measured by this run\n" + goals_table(goals))
     if args.json:
         args.json.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
         print(f"\nJSON written to {args.json}")
