@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 
 from modelpool.catalog.catalog import Catalog
 from modelpool.catalog.filters import (
+    SelectorSet,
     compile_patterns,
     glob_match,
+    has_wildcard,
     is_chat_model,
     is_twin_provider,
-    matches_selector,
 )
 from modelpool.catalog.model import Capabilities, Pool, Route, union_capabilities
 from modelpool.catalog.normalize import normalize_model_id
@@ -79,6 +80,7 @@ def _collect_routes(
         listed = provider.models is not None
         ids = provider.models if provider.models is not None else list(found)
         twin = is_twin_provider(provider.id, twin_suffixes)
+        index = ModelInfoIndex(provider.model_info)
         for model_id in ids:
             key = f"{provider.id}/{model_id}"
             if key in routes:
@@ -87,33 +89,61 @@ def _collect_routes(
             if not listed and entry is not None and not is_chat_model(model_id, entry.declared_type, extra):
                 non_chat.add(key)
             normalized = normalize_model_id(model_id)
-            caps = route_capabilities(provider, model_id, normalized, entry.capabilities if entry else None)
+            caps = route_capabilities(
+                provider, model_id, normalized, entry.capabilities if entry else None, index
+            )
             routes[key] = Route(provider.id, model_id, normalized, caps, twin, registration=len(routes))
     return routes, non_chat
 
 
+class ModelInfoIndex:
+    """One provider's `model_info` keys, indexed once per catalog build.
+
+    Scanning every key for every model made a build quadratic in a provider's models (200 models with
+    200 keys each: 40,000 string compares per provider, issue #21). Exact keys go in a dict; only keys
+    with a wildcard are matched one by one, and those are few in practice.
+    """
+
+    def __init__(self, model_info: Mapping[str, ModelInfo]) -> None:
+        self.exact: dict[str, tuple[int, ModelInfo]] = {}
+        self.globs: list[tuple[str, ModelInfo]] = []
+        for position, (key, info) in enumerate(model_info.items()):
+            self.exact.setdefault(key.strip().lower(), (position, info))  # first of equal keys wins
+            if has_wildcard(key):
+                self.globs.append((key, info))
+
+    def lookup(self, model_id: str, normalized: str) -> ModelInfo | None:
+        """An exact key (id or normalized id) beats globs; of two exact keys the earlier; first glob wins.
+        (A key without a wildcard matches as a glob only where it matches exactly: the dict covers it.)"""
+        hits = [hit for hit in (self.exact.get(model_id.lower()), self.exact.get(normalized)) if hit]
+        if hits:
+            return min(hits, key=lambda hit: hit[0])[1]
+        for key, info in self.globs:
+            if glob_match(key, model_id) or glob_match(key, normalized):
+                return info
+        return None
+
+
 def model_info_for(model_info: Mapping[str, ModelInfo], model_id: str, normalized: str) -> ModelInfo | None:
     """The `model_info` entry for a model: an exact key (id or normalized id) beats globs; first glob wins."""
-    names = (model_id.lower(), normalized)
-    for key, info in model_info.items():
-        if key.strip().lower() in names:
-            return info
-    for key, info in model_info.items():
-        if glob_match(key, model_id) or glob_match(key, normalized):
-            return info
-    return None
+    return ModelInfoIndex(model_info).lookup(model_id, normalized)
 
 
 def route_capabilities(
-    provider: ProviderConfig, model_id: str, normalized: str, found: Capabilities | None
+    provider: ProviderConfig,
+    model_id: str,
+    normalized: str,
+    found: Capabilities | None,
+    index: ModelInfoIndex | None = None,
 ) -> Capabilities:
     """Config `model_info` first, then the provider catalog, else unknown, decided field by field.
 
     Per field, so `model_info: {m: {context_window: 8000}}` corrects one number without discarding the
-    efforts and modalities the provider catalog declared.
+    efforts and modalities the provider catalog declared. `index`: the provider's `model_info`, indexed
+    once for all its models.
     """
     base = found or Capabilities()
-    info = model_info_for(provider.model_info, model_id, normalized)
+    info = (index or ModelInfoIndex(provider.model_info)).lookup(model_id, normalized)
     if info is None:
         return base
     efforts = tuple(t for t in EFFORT_TIERS if t in info.efforts) if info.efforts is not None else None
@@ -165,7 +195,10 @@ def _claim(poolable: list[Route], groups: Sequence[GroupConfig], warnings: list[
     claimed: set[str] = set()
     drafts: dict[str, _Draft] = {}
     for group in groups:
-        taken = [r for r in poolable if r.key not in claimed and _selected(group.models, r)]
+        selectors = SelectorSet(group.models)
+        taken = [
+            r for r in poolable if r.key not in claimed and selectors.matches(r.key, r.model_id, r.normalized)
+        ]
         claimed.update(r.key for r in taken)
         draft = drafts.get(group.id)
         if draft is None:
@@ -177,10 +210,6 @@ def _claim(poolable: list[Route], groups: Sequence[GroupConfig], warnings: list[
         if group.merge:
             draft.owns.update(r.key for r in taken)
     return drafts
-
-
-def _selected(selectors: Sequence[str], route: Route) -> bool:
-    return any(matches_selector(s, route.key, route.model_id, route.normalized) for s in selectors)
 
 
 def _absorb_namesakes(natural: dict[str, _Draft], group_drafts: dict[str, _Draft]) -> None:

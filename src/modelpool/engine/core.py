@@ -18,7 +18,7 @@ from typing import Any, Protocol, Self
 
 from modelpool.aggregators import AggregatorService, RoutingRecord
 from modelpool.aggregators.priors import CandidatePriors
-from modelpool.catalog import build_catalog
+from modelpool.catalog.reuse import CatalogCache
 from modelpool.config import (
     ConfigError,
     LoadedConfig,
@@ -29,6 +29,7 @@ from modelpool.config import (
     state_dir,
 )
 from modelpool.engine.accounts import Accounts
+from modelpool.engine.rebuild import build_off_loop
 from modelpool.engine.replica import ReplicaApplier, cursor_key
 from modelpool.engine.responses import continue_response
 from modelpool.events import EventBus, LastPlans, LiveRoute, SessionLog
@@ -154,6 +155,8 @@ class Engine:
         )
         self.calendar.load()  # the cached calendar (no network) before the first call is planned
         self._version = 0
+        self._applying = asyncio.Lock()
+        self._catalogs = CatalogCache()  # the last catalog, reused while its inputs are unchanged
         self.runtime = self._build_runtime(loaded.config)
         self._watcher: Any = None
         self.started = False
@@ -176,7 +179,7 @@ class Engine:
         endpoints: dict[str, ProviderEndpoint] = {
             p.id: build_endpoint(p, resolve_api_key(p, self.env)) for p in config.providers
         }
-        catalog = build_catalog(config, self.discovery.models)
+        catalog = self._catalogs.build(config, self.discovery.models)
         self._version += 1
         store = getattr(self, "calendar", None)
         periods = (lambda: store.policy(config.peak, config.holidays)) if store is not None else None
@@ -235,11 +238,16 @@ class Engine:
     # ---- configuration changes ----------------------------------------------------------------
 
     async def _apply(self, loaded: LoadedConfig, rediscover: bool) -> None:
+        async with self._applying:  # the runtime is built off the loop: one apply at a time, in order
+            await self._apply_now(loaded, rediscover)
+
+    async def _apply_now(self, loaded: LoadedConfig, rediscover: bool) -> None:
         config = loaded.config
         if self.dashboard_layer:
             # A stored dashboard value that no longer validates (e.g. after an upgrade) is dropped with a
             # warning rather than keeping the gateway from starting.
-            config, warnings = apply_layers_lenient(loaded.file_layer, self.dashboard_layer)
+            layers = (loaded.file_layer, self.dashboard_layer)
+            config, warnings = await build_off_loop(lambda a: apply_layers_lenient(*a), layers)
             for warning in warnings:
                 log.warning("dashboard layer: %s", warning)
         self.client.set_timeouts(config.timeouts)
@@ -249,7 +257,7 @@ class Engine:
         self.loaded = loaded
         if hasattr(self, "calendar"):
             self.calendar.configure(config.holidays, config.peak.time_zone)
-        self.runtime = self._build_runtime(config)
+        self.runtime = await build_off_loop(self._build_runtime, config)
         self.config_error = None
 
     async def _on_config_change(self, loaded: LoadedConfig) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from modelpool.sim.scale import scale_fleet
 from modelpool.sim.spec import (
     DIALECTS,
     AgentTask,
@@ -231,6 +232,7 @@ PRESETS: dict[str, Callable[[], FleetSpec]] = {
     "agent": agent_fleet,
     "heavy-tail": heavy_tail_fleet,
     "drift": drift_fleet,
+    "scale": scale_fleet,  # issue #21: 50 providers × 200 models (sim/scale.py)
 }
 
 
