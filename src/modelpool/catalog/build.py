@@ -75,6 +75,7 @@ def _collect_routes(
     routes: dict[str, Route] = {}
     non_chat: set[str] = set()
     twin_suffixes = config.pool.twin_suffixes
+    shared_caps: dict[Capabilities, Capabilities] = {}
     for provider in config.providers:
         found = {m.id: m for m in discovered.get(provider.id, ())}
         listed = provider.models is not None
@@ -92,6 +93,9 @@ def _collect_routes(
             caps = route_capabilities(
                 provider, model_id, normalized, entry.capabilities if entry else None, index
             )
+            # One object per distinct set of capabilities, not per route: fewer objects for the garbage
+            # collector to walk after a reload (a full collection pauses every thread, issue #21).
+            caps = shared_caps.setdefault(caps, caps)
             routes[key] = Route(provider.id, model_id, normalized, caps, twin, registration=len(routes))
     return routes, non_chat
 

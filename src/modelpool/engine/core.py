@@ -29,7 +29,7 @@ from modelpool.config import (
     state_dir,
 )
 from modelpool.engine.accounts import Accounts
-from modelpool.engine.rebuild import build_off_loop
+from modelpool.offloop import build_off_loop, settle_heap
 from modelpool.engine.replica import ReplicaApplier, cursor_key
 from modelpool.engine.responses import continue_response
 from modelpool.events import EventBus, LastPlans, LiveRoute, SessionLog
@@ -213,6 +213,7 @@ class Engine:
                 self.loaded.path, self._on_config_change, self._on_config_error, env=self.env
             )
             await self._watcher.start()
+        settle_heap()  # the start-up heap is never garbage: keep full collections off it (offloop.py)
         self.started = True
 
     async def close(self) -> None:
