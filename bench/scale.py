@@ -118,7 +118,9 @@ async def sequential(
     return out
 
 
-async def poll(session: aiohttp.ClientSession, url: str, stop: asyncio.Event, expect: int | None = None) -> float:
+async def poll(
+    session: aiohttp.ClientSession, url: str, stop: asyncio.Event, expect: int | None = None
+) -> float:
     """`/readyz` every 10 ms (a steady background load, the same in the baseline); returns when the pool
     count reaches `expect` (or `stop` is set): the time it did."""
     while not stop.is_set():
@@ -146,7 +148,10 @@ async def live(gw: procs.Child, config_path: Path, config: dict[str, Any], args:
         await bg
         doc["baseline_ms"] = sorted((e - s) * 1000 for s, e, _ in base)
         doc["baseline_errors"] = sum(not ok for *_, ok in base)
-        doc["reloads"] = [await reload_once(session, poller, gw, target, body, config_path, config, i) for i in range(args.reloads)]
+        doc["reloads"] = [
+            await reload_once(session, poller, gw, target, body, config_path, config, i)
+            for i in range(args.reloads)
+        ]
         doc["rss_mb"].append(gw.rss_mb())
     return doc
 
@@ -191,24 +196,37 @@ def goals(doc: dict[str, Any]) -> list[Goal]:
     reloads = doc["live"]["reloads"]
     worst = max(r["max_ms"] for r in reloads)
     apply_s = statistics.median(r["applied_s"] for r in reloads)
+    models_ms = statistics.median(doc["live"]["models_s"]) * 1000
+    ready_s = doc["serve_ready"]["median_ms"] / 1000
+    per_reload = " / ".join(f"{r['max_ms']:.1f}" for r in reloads)
     rows = [
-        check("`modelpool serve` ready, 10,000 routes (median)", doc["serve_ready"]["median_ms"] / 1000, 2, " s"),
-        check("`GET /v1/models`, 400 pools / 10,000 routes (median)", statistics.median(doc["live"]["models_s"]) * 1000, 50, " ms"),
-        check("config reload applies (median)", apply_s, 1, " s", note=" / ".join(f"{r['applied_s']:.2f}" for r in reloads)),
+        check("`modelpool serve` ready, 10,000 routes (median)", ready_s, 2, " s"),
+        check("`GET /v1/models`, 400 pools / 10,000 routes (median)", models_ms, 50, " ms"),
+        check(
+            "config reload applies (median)",
+            apply_s,
+            1,
+            " s",
+            note=" / ".join(f"{r['applied_s']:.2f}" for r in reloads),
+        ),
         check(
             "slowest call while a reload applies",
             worst,
             round(2 * p99, 1),
             " ms",
-            note=f"2 × sequential p99 {p99:.2f} ms; per reload " + " / ".join(f"{r['max_ms']:.1f}" for r in reloads),
+            note=f"2 × sequential p99 {p99:.2f} ms; per reload {per_reload}",
         ),
-    ]  # fmt: skip
+    ]
     for r in doc["plan"]:
         lo, hi = 0.9, 1.1
-        what = f"planning a {r['routes']}-route pool ({r['strategy']}): 10,000-route catalog ÷ {r['small_catalog_routes']}-route"
+        what = (
+            f"planning a {r['routes']}-route pool ({r['strategy']}): "
+            f"10,000-route catalog ÷ {r['small_catalog_routes']}-route"
+        )
         note = f"{r['large_us']:.1f} vs {r['small_us']:.1f} µs/call"
         rows.append(Goal(what, f"{lo:g}–{hi:g}×", f"{r['ratio']:.2f}×", lo <= r["ratio"] <= hi, note))
-    rows.append(check("gateway RSS, 10,000 routes (peak)", max(x for x in doc["live"]["rss_mb"] if x), 200, " MB"))
+    peak = max(x for x in doc["live"]["rss_mb"] if x)
+    rows.append(check("gateway RSS, 10,000 routes (peak)", peak, 200, " MB"))
     return rows
 
 

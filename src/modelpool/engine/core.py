@@ -29,13 +29,13 @@ from modelpool.config import (
     state_dir,
 )
 from modelpool.engine.accounts import Accounts
-from modelpool.offloop import build_off_loop, settle_heap
 from modelpool.engine.replica import ReplicaApplier, cursor_key
 from modelpool.engine.responses import continue_response
 from modelpool.events import EventBus, LastPlans, LiveRoute, SessionLog
 from modelpool.fleet import FleetView
 from modelpool.health.registry import HealthRegistry
 from modelpool.hedge.policy import HedgeBudget
+from modelpool.offloop import build_off_loop, settle_heap
 from modelpool.periods import CalendarStore, default_cache_path
 from modelpool.routing.call import Call, Candidate
 from modelpool.routing.measurements import RegistryMeasurements
