@@ -68,5 +68,6 @@ def settle_heap() -> None:
     the event loop stalls for it (measured with gc.callbacks, issue #21). Frozen objects are still freed
     by reference counting; only a garbage *cycle* among them would stay, and start-up leaves none of
     note. Later runtimes are not frozen (an old runtime is cyclic through its memo and must be collectable).
+    Process-wide, so only a server process does it (`Engine.settle_heap`), never a library user's app.
     """
     gc.freeze()

@@ -62,6 +62,7 @@ def serve_loaded(loaded, host: str, port: int, log_level: str) -> int:  # type: 
     from modelpool.gateway import Gateway
 
     gw = Gateway(loaded)
+    gw.settle_heap = True  # this process is the server: gc.freeze() after start-up (issue #21)
     logging.getLogger("modelpool").info(
         "modelpool %s on http://%s:%d — config %s", _version(), host, port, loaded.path or "(environment)"
     )

@@ -156,6 +156,8 @@ class Engine:
         self.calendar.load()  # the cached calendar (no network) before the first call is planned
         self._version = 0
         self._applying = asyncio.Lock()
+        # `modelpool serve` sets it: freezing the heap is a process-wide choice a library must not make.
+        self.settle_heap = False
         self._catalogs = CatalogCache()  # the last catalog, reused while its inputs are unchanged
         self.runtime = self._build_runtime(loaded.config)
         self._watcher: Any = None
@@ -213,7 +215,8 @@ class Engine:
                 self.loaded.path, self._on_config_change, self._on_config_error, env=self.env
             )
             await self._watcher.start()
-        settle_heap()  # the start-up heap is never garbage: keep full collections off it (offloop.py)
+        if self.settle_heap:  # a server process: the start-up heap is never garbage (offloop.py)
+            settle_heap()
         self.started = True
 
     async def close(self) -> None:

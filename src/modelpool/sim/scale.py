@@ -47,7 +47,8 @@ def pool_sizes(total: int, models: int, max_pool: int = 30, small: int = 3) -> l
 def assign(providers: int, per_provider: int, max_pool: int = 30) -> list[list[int]]:
     """Model indexes each provider serves: `providers × per_provider` routes over pools of ≤ `max_pool`."""
     total = providers * per_provider
-    models = -(-total // max(1, max_pool * 5 // 6))  # mean pool ≈ ⅚ of the cap: room for the spread
+    # Mean pool ≈ ⅚ of the cap (room for the spread), and enough models for the rest to fit the cap.
+    models = max(-(-total // max(1, max_pool * 5 // 6)), 1 + -(-(total - 3) // max_pool))
     sizes = pool_sizes(total, models, max_pool)
     if max(sizes) > providers:
         raise ValueError(f"a pool of {max(sizes)} routes needs at least that many providers")
