@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from modelpool.catalog.catalog import Catalog
 from modelpool.catalog.filters import (
@@ -30,7 +31,7 @@ from modelpool.catalog.filters import (
 from modelpool.catalog.model import Capabilities, Pool, Route, union_capabilities
 from modelpool.catalog.normalize import normalize_model_id
 from modelpool.catalog.status import StatusRules
-from modelpool.config.schema import EFFORT_TIERS, Config, GroupConfig, ModelInfo, ProviderConfig
+from modelpool.config.schema import EFFORT_TIERS, Config, GroupConfig, ModelInfo, PoolConfig, ProviderConfig
 
 
 @dataclass(frozen=True)
@@ -42,16 +43,25 @@ class DiscoveredModel:
     capabilities: Capabilities | None = None
 
 
-def build_catalog(config: Config, discovered: Mapping[str, Sequence[DiscoveredModel]]) -> Catalog:
+# Per provider id: (what its routes were built from, its routes, its non-chat route keys). Kept by the
+# caller between builds (catalog/reuse.py) so a reload rebuilds only the providers that changed.
+RouteMemo = dict[str, tuple[Any, dict[str, Route], set[str]]]
+
+
+def build_catalog(
+    config: Config, discovered: Mapping[str, Sequence[DiscoveredModel]], memo: RouteMemo | None = None
+) -> Catalog:
     """Build the catalog; `discovered` maps provider id → its model list (a missing id means none)."""
     extra, invalid = compile_patterns(config.pool.exclude_patterns)
     warnings = [f"pool.exclude_patterns: invalid regex {p!r} skipped" for p in invalid]
-    routes, non_chat = _collect_routes(config, discovered, extra)
+    routes, non_chat = _collect_routes(config, discovered, extra, {} if memo is None else memo)
     rules = StatusRules(config.pool)
+    # Each route's verdict once, for the pools' capabilities and for the catalog.
+    status = {k: rules.status(r, non_chat=k in non_chat) for k, r in routes.items()}
     poolable = [r for r in routes.values() if r.key not in non_chat and (not r.twin or rules.row_enabled(r))]
     drafts = _assemble(poolable, config.pool.groups, warnings)
     primary = {key: d.id for d in drafts for key in d.owns}
-    pools = {d.id: _finish(d, rules) for d in drafts}
+    pools = {d.id: _finish(d, status) for d in drafts}
     return Catalog(
         pools=pools,
         routes=routes,
@@ -61,6 +71,7 @@ def build_catalog(config: Config, discovered: Mapping[str, Sequence[DiscoveredMo
         rules=rules,
         aliases=config.aliases,
         warnings=warnings,
+        status=status,
     )
 
 
@@ -71,32 +82,60 @@ def _collect_routes(
     config: Config,
     discovered: Mapping[str, Sequence[DiscoveredModel]],
     extra: Sequence[re.Pattern[str]],
+    memo: RouteMemo,
 ) -> tuple[dict[str, Route], set[str]]:
     routes: dict[str, Route] = {}
     non_chat: set[str] = set()
-    twin_suffixes = config.pool.twin_suffixes
+    pool = config.pool
     shared_caps: dict[Capabilities, Capabilities] = {}
     for provider in config.providers:
-        found = {m.id: m for m in discovered.get(provider.id, ())}
-        listed = provider.models is not None
-        ids = provider.models if provider.models is not None else list(found)
-        twin = is_twin_provider(provider.id, twin_suffixes)
-        index = ModelInfoIndex(provider.model_info)
-        for model_id in ids:
-            key = f"{provider.id}/{model_id}"
-            if key in routes:
-                continue  # a repeated id in a list is one route
-            entry = found.get(model_id)
-            if not listed and entry is not None and not is_chat_model(model_id, entry.declared_type, extra):
-                non_chat.add(key)
-            normalized = normalize_model_id(model_id)
-            caps = route_capabilities(
-                provider, model_id, normalized, entry.capabilities if entry else None, index
-            )
-            # One object per distinct set of capabilities, not per route: fewer objects for the garbage
-            # collector to walk after a reload (a full collection pauses every thread, issue #21).
-            caps = shared_caps.setdefault(caps, caps)
-            routes[key] = Route(provider.id, model_id, normalized, caps, twin, registration=len(routes))
+        found = discovered.get(provider.id, ())
+        # Everything this provider's routes depend on, including where its registration numbers start.
+        inputs = (
+            provider,
+            tuple(found),
+            tuple(pool.twin_suffixes),
+            tuple(pool.exclude_patterns),
+            len(routes),
+        )
+        kept = memo.get(provider.id)
+        if kept is None or kept[0] != inputs:
+            built = _provider_routes(provider, found, pool, extra, len(routes), shared_caps)
+            kept = memo[provider.id] = (inputs, *built)
+        routes.update(kept[1])
+        non_chat.update(kept[2])
+    for gone in memo.keys() - {p.id for p in config.providers}:
+        del memo[gone]
+    return routes, non_chat
+
+
+def _provider_routes(
+    provider: ProviderConfig,
+    discovered: Sequence[DiscoveredModel],
+    pool: PoolConfig,
+    extra: Sequence[re.Pattern[str]],
+    start: int,
+    shared_caps: dict[Capabilities, Capabilities],
+) -> tuple[dict[str, Route], set[str]]:
+    routes: dict[str, Route] = {}
+    non_chat: set[str] = set()
+    found = {m.id: m for m in discovered}
+    listed = provider.models is not None
+    ids = provider.models if provider.models is not None else list(found)
+    twin = is_twin_provider(provider.id, pool.twin_suffixes)
+    index = ModelInfoIndex(provider.model_info)
+    for model_id in ids:
+        key = f"{provider.id}/{model_id}"
+        if key in routes:
+            continue  # a repeated id in a list is one route
+        entry = found.get(model_id)
+        if not listed and entry is not None and not is_chat_model(model_id, entry.declared_type, extra):
+            non_chat.add(key)
+        normalized = normalize_model_id(model_id)
+        caps = route_capabilities(
+            provider, model_id, normalized, entry.capabilities if entry else None, index
+        )
+        routes[key] = Route(provider.id, model_id, normalized, caps, twin, registration=start + len(routes))
     return routes, non_chat
 
 
@@ -232,8 +271,8 @@ def _absorb_namesakes(natural: dict[str, _Draft], group_drafts: dict[str, _Draft
         namesake.routes = []
 
 
-def _finish(draft: _Draft, rules: StatusRules) -> Pool:
+def _finish(draft: _Draft, status: Mapping[str, tuple[bool, str | None]]) -> Pool:
     routes = tuple(draft.routes)
     # Advertise what the pool can actually deliver: a switched-off route's image support is no promise.
-    live = [r for r in routes if rules.status(r)[0]]
+    live = [r for r in routes if status[r.key][0]]
     return Pool(draft.id, draft.name, routes, union_capabilities(live or list(routes)), draft.group)
