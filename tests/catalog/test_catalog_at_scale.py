@@ -85,3 +85,21 @@ def test_routes_with_equal_capabilities_share_one_object() -> None:
     )
     caps = [r.capabilities for r in build_catalog(config, {}).routes.values()]
     assert all(c is caps[0] for c in caps) and caps[0].context_window == 8000
+
+
+def test_a_rebuild_reuses_the_routes_of_unchanged_providers() -> None:
+    cache = CatalogCache()
+    before = cache.build(make_config([provider("a", ["m1"]), provider("b", ["m1", "m2"])]), {})
+    # `a` gains a model: `b`'s routes keep their objects (and their order after `a`'s).
+    after = cache.build(make_config([provider("a", ["m1", "m0"]), provider("b", ["m1", "m2"])]), {})
+    assert after.routes["b/m2"] is before.routes["b/m2"]
+    assert after.routes["a/m1"] is not before.routes["a/m1"]
+    assert [r.key for r in after.pools["m1"].routes] == ["a/m1", "b/m1"]
+    assert list(after.routes) == ["a/m1", "a/m0", "b/m1", "b/m2"]
+    # A switch that changes verdicts (a row switched off) is seen although the routes are reused.
+    off = cache.build(
+        make_config([provider("a", ["m1", "m0"]), provider("b", ["m1", "m2"])], pool={"disabled": ["b/m2"]}),
+        {},
+    )
+    assert off.routes["b/m2"] is before.routes["b/m2"]
+    assert off.route_status("b/m2") == (False, "switched-off") and before.route_status("b/m2")[0]

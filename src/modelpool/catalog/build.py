@@ -30,7 +30,7 @@ from modelpool.catalog.filters import (
 )
 from modelpool.catalog.model import Capabilities, Pool, Route, union_capabilities
 from modelpool.catalog.normalize import normalize_model_id
-from modelpool.catalog.status import StatusRules
+from modelpool.catalog.status import Status, StatusRules
 from modelpool.config.schema import EFFORT_TIERS, Config, GroupConfig, ModelInfo, PoolConfig, ProviderConfig
 
 
@@ -43,9 +43,13 @@ class DiscoveredModel:
     capabilities: Capabilities | None = None
 
 
-# Per provider id: (what its routes were built from, its routes, its non-chat route keys). Kept by the
-# caller between builds (catalog/reuse.py) so a reload rebuilds only the providers that changed.
-RouteMemo = dict[str, tuple[Any, dict[str, Route], set[str]]]
+# Per provider id: (what its routes were built from, its routes, its non-chat route keys, their verdicts).
+# Kept by the caller between builds (catalog/reuse.py) so a reload rebuilds only the providers that changed.
+RouteMemo = dict[str, tuple[Any, dict[str, Route], set[str], dict[str, Status]]]
+# Registration numbers are `provider index × STRIDE + model index`: only their order matters (base order of
+# unlisted providers, pool order), and a provider's numbers then do not move when an earlier provider gains
+# or loses a model, so its routes can be reused as they are.
+STRIDE = 1 << 32
 
 
 def build_catalog(
@@ -54,10 +58,9 @@ def build_catalog(
     """Build the catalog; `discovered` maps provider id → its model list (a missing id means none)."""
     extra, invalid = compile_patterns(config.pool.exclude_patterns)
     warnings = [f"pool.exclude_patterns: invalid regex {p!r} skipped" for p in invalid]
-    routes, non_chat = _collect_routes(config, discovered, extra, {} if memo is None else memo)
     rules = StatusRules(config.pool)
     # Each route's verdict once, for the pools' capabilities and for the catalog.
-    status = {k: rules.status(r, non_chat=k in non_chat) for k, r in routes.items()}
+    routes, non_chat, status = _collect_routes(config, discovered, extra, rules, {} if memo is None else memo)
     poolable = [r for r in routes.values() if r.key not in non_chat and (not r.twin or rules.row_enabled(r))]
     drafts = _assemble(poolable, config.pool.groups, warnings)
     primary = {key: d.id for d in drafts for key in d.owns}
@@ -82,31 +85,34 @@ def _collect_routes(
     config: Config,
     discovered: Mapping[str, Sequence[DiscoveredModel]],
     extra: Sequence[re.Pattern[str]],
+    rules: StatusRules,
     memo: RouteMemo,
-) -> tuple[dict[str, Route], set[str]]:
+) -> tuple[dict[str, Route], set[str], dict[str, Status]]:
     routes: dict[str, Route] = {}
     non_chat: set[str] = set()
+    status: dict[str, Status] = {}
     pool = config.pool
     shared_caps: dict[Capabilities, Capabilities] = {}
-    for provider in config.providers:
+    # What every provider's routes and verdicts depend on besides the provider itself.
+    common = (
+        tuple(pool.twin_suffixes),
+        tuple(pool.exclude_patterns),
+        *(tuple(getattr(pool, k)) for k in StatusRules.KEYS),
+    )
+    for index, provider in enumerate(config.providers):
         found = discovered.get(provider.id, ())
-        # Everything this provider's routes depend on, including where its registration numbers start.
-        inputs = (
-            provider,
-            tuple(found),
-            tuple(pool.twin_suffixes),
-            tuple(pool.exclude_patterns),
-            len(routes),
-        )
+        inputs = (provider, tuple(found), index, common)
         kept = memo.get(provider.id)
         if kept is None or kept[0] != inputs:
-            built = _provider_routes(provider, found, pool, extra, len(routes), shared_caps)
-            kept = memo[provider.id] = (inputs, *built)
+            built, dropped = _provider_routes(provider, found, pool, extra, index * STRIDE, shared_caps)
+            verdicts = {k: rules.status(r, non_chat=k in dropped) for k, r in built.items()}
+            kept = memo[provider.id] = (inputs, built, dropped, verdicts)
         routes.update(kept[1])
         non_chat.update(kept[2])
+        status.update(kept[3])
     for gone in memo.keys() - {p.id for p in config.providers}:
         del memo[gone]
-    return routes, non_chat
+    return routes, non_chat, status
 
 
 def _provider_routes(
@@ -135,6 +141,9 @@ def _provider_routes(
         caps = route_capabilities(
             provider, model_id, normalized, entry.capabilities if entry else None, index
         )
+        # One object per distinct set of capabilities, not per route: fewer objects for the garbage
+        # collector to walk after a reload (a full collection pauses every thread, issue #21).
+        caps = shared_caps.setdefault(caps, caps)
         routes[key] = Route(provider.id, model_id, normalized, caps, twin, registration=start + len(routes))
     return routes, non_chat
 

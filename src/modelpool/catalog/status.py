@@ -54,6 +54,9 @@ class StatusRules:
         "_include",
     )
 
+    # The `PoolConfig` keys the verdicts depend on (a catalog build reuses verdicts while they are equal).
+    KEYS = ("include", "exclude", "exclude_models", "disabled", "enabled", "disabled_providers")
+
     def __init__(self, pool: PoolConfig) -> None:
         self._include = tuple(pool.include)
         self._exclude = tuple(pool.exclude)
