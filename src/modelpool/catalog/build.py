@@ -43,9 +43,10 @@ class DiscoveredModel:
     capabilities: Capabilities | None = None
 
 
-# Per provider id: (what its routes were built from, its routes, its non-chat route keys, their verdicts).
-# Kept by the caller between builds (catalog/reuse.py) so a reload rebuilds only the providers that changed.
-RouteMemo = dict[str, tuple[Any, dict[str, Route], set[str], dict[str, Status]]]
+# Per provider id: (what its routes were built from, its routes, its non-chat route keys, the switches its
+# verdicts were decided with, the verdicts). Kept by the caller between builds (catalog/reuse.py) so a
+# reload rebuilds only the providers that changed.
+RouteMemo = dict[str, tuple[Any, dict[str, Route], set[str], Any, dict[str, Status]]]
 # Registration numbers are `provider index × STRIDE + model index`: only their order matters (base order of
 # unlisted providers, pool order), and a provider's numbers then do not move when an earlier provider gains
 # or loses a model, so its routes can be reused as they are.
@@ -93,23 +94,23 @@ def _collect_routes(
     status: dict[str, Status] = {}
     pool = config.pool
     shared_caps: dict[Capabilities, Capabilities] = {}
-    # What every provider's routes and verdicts depend on besides the provider itself.
-    common = (
-        tuple(pool.twin_suffixes),
-        tuple(pool.exclude_patterns),
-        *(tuple(getattr(pool, k)) for k in StatusRules.KEYS),
-    )
+    # What every provider's routes depend on besides the provider itself; the verdicts also on `rules`.
+    common = (tuple(pool.twin_suffixes), tuple(pool.exclude_patterns))
+    switches = tuple(tuple(getattr(pool, k)) for k in StatusRules.KEYS)
     for index, provider in enumerate(config.providers):
         found = discovered.get(provider.id, ())
         inputs = (provider, tuple(found), index, common)
         kept = memo.get(provider.id)
         if kept is None or kept[0] != inputs:
             built, dropped = _provider_routes(provider, found, pool, extra, index * STRIDE, shared_caps)
-            verdicts = {k: rules.status(r, non_chat=k in dropped) for k, r in built.items()}
-            kept = memo[provider.id] = (inputs, built, dropped, verdicts)
+            kept = (inputs, built, dropped, None, {})
+        if kept[3] != switches:  # new routes, or the switches changed: the verdicts again
+            verdicts = {k: rules.status(r, non_chat=k in kept[2]) for k, r in kept[1].items()}
+            kept = (inputs, kept[1], kept[2], switches, verdicts)
+        memo[provider.id] = kept
         routes.update(kept[1])
         non_chat.update(kept[2])
-        status.update(kept[3])
+        status.update(kept[4])
     for gone in memo.keys() - {p.id for p in config.providers}:
         del memo[gone]
     return routes, non_chat, status
