@@ -62,6 +62,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--calls", type=int, default=500, help="plans per repeat (plan cost)")
     # Many short repeats, alternated: a burst of machine noise spoils a few of them, not the median.
     ap.add_argument("--repeats", type=int, default=41, help="plan-cost repeats per catalog (median)")
+    ap.add_argument(
+        "--gateway-src",
+        help="PYTHONPATH of the measured gateways only (A/B: another tree's `src`; the sim and the "
+        "in-process plan cost stay on this one, and the plan cost is skipped)",
+    )
     ap.add_argument("--json", type=Path, help="write the full results here")
     ap.add_argument("--markdown", action="store_true", help="print a block ready for bench/RESULTS.md")
     return ap.parse_args(argv)
@@ -241,13 +246,25 @@ def main(argv: list[str] | None = None) -> int:
         config = procs.gateway_config(sim_config, args.strategy)
         config_path = workdir / "scale.yaml"
         write_config(config_path, render(config))
-        doc["serve_ready"] = startup.summary(startup.time_serve(config_path, workdir, args.runs))
-        gw = procs.start_gateway(children, sim_config, args.strategy, name="gateway")
+        env = {"PYTHONPATH": args.gateway_src} if args.gateway_src else {}
+        saved = os.environ.copy()
+        os.environ.update(env)  # startup.time_serve passes this environment on
+        try:
+            doc["serve_ready"] = startup.summary(startup.time_serve(config_path, workdir, args.runs))
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        gw = procs.start_gateway(children, sim_config, args.strategy, name="gateway", env=env)
+        doc["gateway_src"] = args.gateway_src or "this tree"
         gw_config_path = workdir / "gateway.yaml"
         doc["live"] = asyncio.run(live(gw, gw_config_path, config, args))
         if not gw.alive():
             raise RuntimeError(f"the gateway died:\n{gw.log_tail()}")
-        doc["plan"] = scale_plan.measure(config, [SMALL, LARGEST], args.strategy, args.calls, args.repeats)
+        doc["plan"] = (
+            []
+            if args.gateway_src
+            else scale_plan.measure(config, [SMALL, LARGEST], args.strategy, args.calls, args.repeats)
+        )
     except (RuntimeError, TimeoutError, OSError) as err:
         print(f"benchmark failed: {err}", file=sys.stderr)
         return 1
