@@ -1,9 +1,10 @@
 """`offloop.build_off_loop` (issue #21): heavy config work runs in a worker thread with a short GIL
-switch interval, and the interval is put back afterwards, whatever happens."""
+switch interval and the garbage collector paused, and both are put back afterwards, whatever happens."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 import threading
 
@@ -19,11 +20,13 @@ def test_builds_in_a_thread_with_a_short_switch_interval_then_restores_it() -> N
     def build(arg: int) -> int:
         seen["interval"] = sys.getswitchinterval()
         seen["thread"] = threading.current_thread() is not threading.main_thread()
+        seen["gc"] = gc.isenabled()
         return arg * 2
 
+    assert gc.isenabled()
     assert asyncio.run(build_off_loop(build, 21)) == 42
-    assert seen == {"interval": pytest.approx(min(before, SWITCH_INTERVAL)), "thread": True}
-    assert sys.getswitchinterval() == pytest.approx(before)
+    assert seen == {"interval": pytest.approx(min(before, SWITCH_INTERVAL)), "thread": True, "gc": False}
+    assert sys.getswitchinterval() == pytest.approx(before) and gc.isenabled()
 
 
 def test_a_failing_build_raises_and_still_restores_the_interval() -> None:
@@ -34,7 +37,7 @@ def test_a_failing_build_raises_and_still_restores_the_interval() -> None:
 
     with pytest.raises(ValueError, match="bad config"):
         asyncio.run(build_off_loop(build, None))
-    assert sys.getswitchinterval() == pytest.approx(before)
+    assert sys.getswitchinterval() == pytest.approx(before) and gc.isenabled()
 
 
 def test_concurrent_builds_run_one_at_a_time() -> None:
