@@ -36,6 +36,8 @@ class CandidatePriors:
     def warm(self, runtime: Any) -> None:
         """Start fetching every aggregator route's endpoint stats now (in the background), so the first
         conversation is ranked too: a call never waits for stats (SPEC §6), it would go out unranked."""
+        if not any(ep.aggregator for ep in runtime.endpoints.values()):
+            return  # no aggregator: no need to walk every route (10,000 of them on the loop, issue #21)
         for route in runtime.catalog.routes.values():
             ep = runtime.endpoints.get(route.provider_id)
             if ep is not None and ep.aggregator and runtime.catalog.route_status(route)[0]:

@@ -17,19 +17,21 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from modelpool.catalog.catalog import Catalog
 from modelpool.catalog.filters import (
+    SelectorSet,
     compile_patterns,
     glob_match,
+    has_wildcard,
     is_chat_model,
     is_twin_provider,
-    matches_selector,
 )
 from modelpool.catalog.model import Capabilities, Pool, Route, union_capabilities
 from modelpool.catalog.normalize import normalize_model_id
-from modelpool.catalog.status import StatusRules
-from modelpool.config.schema import EFFORT_TIERS, Config, GroupConfig, ModelInfo, ProviderConfig
+from modelpool.catalog.status import Status, StatusRules
+from modelpool.config.schema import EFFORT_TIERS, Config, GroupConfig, ModelInfo, PoolConfig, ProviderConfig
 
 
 @dataclass(frozen=True)
@@ -41,16 +43,29 @@ class DiscoveredModel:
     capabilities: Capabilities | None = None
 
 
-def build_catalog(config: Config, discovered: Mapping[str, Sequence[DiscoveredModel]]) -> Catalog:
+# Per provider id: (what its routes were built from, its routes, its non-chat route keys, the switches its
+# verdicts were decided with, the verdicts). Kept by the caller between builds (catalog/reuse.py) so a
+# reload rebuilds only the providers that changed.
+RouteMemo = dict[str, tuple[Any, dict[str, Route], set[str], Any, dict[str, Status]]]
+# Registration numbers are `provider index × STRIDE + model index`: only their order matters (base order of
+# unlisted providers, pool order), and a provider's numbers then do not move when an earlier provider gains
+# or loses a model, so its routes can be reused as they are.
+STRIDE = 1 << 32
+
+
+def build_catalog(
+    config: Config, discovered: Mapping[str, Sequence[DiscoveredModel]], memo: RouteMemo | None = None
+) -> Catalog:
     """Build the catalog; `discovered` maps provider id → its model list (a missing id means none)."""
     extra, invalid = compile_patterns(config.pool.exclude_patterns)
     warnings = [f"pool.exclude_patterns: invalid regex {p!r} skipped" for p in invalid]
-    routes, non_chat = _collect_routes(config, discovered, extra)
     rules = StatusRules(config.pool)
+    # Each route's verdict once, for the pools' capabilities and for the catalog.
+    routes, non_chat, status = _collect_routes(config, discovered, extra, rules, {} if memo is None else memo)
     poolable = [r for r in routes.values() if r.key not in non_chat and (not r.twin or rules.row_enabled(r))]
     drafts = _assemble(poolable, config.pool.groups, warnings)
     primary = {key: d.id for d in drafts for key in d.owns}
-    pools = {d.id: _finish(d, rules) for d in drafts}
+    pools = {d.id: _finish(d, status) for d in drafts}
     return Catalog(
         pools=pools,
         routes=routes,
@@ -60,6 +75,7 @@ def build_catalog(config: Config, discovered: Mapping[str, Sequence[DiscoveredMo
         rules=rules,
         aliases=config.aliases,
         warnings=warnings,
+        status=status,
     )
 
 
@@ -70,50 +86,117 @@ def _collect_routes(
     config: Config,
     discovered: Mapping[str, Sequence[DiscoveredModel]],
     extra: Sequence[re.Pattern[str]],
+    rules: StatusRules,
+    memo: RouteMemo,
+) -> tuple[dict[str, Route], set[str], dict[str, Status]]:
+    routes: dict[str, Route] = {}
+    non_chat: set[str] = set()
+    status: dict[str, Status] = {}
+    pool = config.pool
+    shared_caps: dict[Capabilities, Capabilities] = {}
+    # What every provider's routes depend on besides the provider itself; the verdicts also on `rules`.
+    common = (tuple(pool.twin_suffixes), tuple(pool.exclude_patterns))
+    switches = tuple(tuple(getattr(pool, k)) for k in StatusRules.KEYS)
+    for index, provider in enumerate(config.providers):
+        found = discovered.get(provider.id, ())
+        inputs = (provider, tuple(found), index, common)
+        kept = memo.get(provider.id)
+        if kept is None or kept[0] != inputs:
+            built, dropped = _provider_routes(provider, found, pool, extra, index * STRIDE, shared_caps)
+            kept = (inputs, built, dropped, None, {})
+        if kept[3] != switches:  # new routes, or the switches changed: the verdicts again
+            verdicts = {k: rules.status(r, non_chat=k in kept[2]) for k, r in kept[1].items()}
+            kept = (inputs, kept[1], kept[2], switches, verdicts)
+        memo[provider.id] = kept
+        routes.update(kept[1])
+        non_chat.update(kept[2])
+        status.update(kept[4])
+    for gone in memo.keys() - {p.id for p in config.providers}:
+        del memo[gone]
+    return routes, non_chat, status
+
+
+def _provider_routes(
+    provider: ProviderConfig,
+    discovered: Sequence[DiscoveredModel],
+    pool: PoolConfig,
+    extra: Sequence[re.Pattern[str]],
+    start: int,
+    shared_caps: dict[Capabilities, Capabilities],
 ) -> tuple[dict[str, Route], set[str]]:
     routes: dict[str, Route] = {}
     non_chat: set[str] = set()
-    twin_suffixes = config.pool.twin_suffixes
-    for provider in config.providers:
-        found = {m.id: m for m in discovered.get(provider.id, ())}
-        listed = provider.models is not None
-        ids = provider.models if provider.models is not None else list(found)
-        twin = is_twin_provider(provider.id, twin_suffixes)
-        for model_id in ids:
-            key = f"{provider.id}/{model_id}"
-            if key in routes:
-                continue  # a repeated id in a list is one route
-            entry = found.get(model_id)
-            if not listed and entry is not None and not is_chat_model(model_id, entry.declared_type, extra):
-                non_chat.add(key)
-            normalized = normalize_model_id(model_id)
-            caps = route_capabilities(provider, model_id, normalized, entry.capabilities if entry else None)
-            routes[key] = Route(provider.id, model_id, normalized, caps, twin, registration=len(routes))
+    found = {m.id: m for m in discovered}
+    listed = provider.models is not None
+    ids = provider.models if provider.models is not None else list(found)
+    twin = is_twin_provider(provider.id, pool.twin_suffixes)
+    index = ModelInfoIndex(provider.model_info)
+    for model_id in ids:
+        key = f"{provider.id}/{model_id}"
+        if key in routes:
+            continue  # a repeated id in a list is one route
+        entry = found.get(model_id)
+        if not listed and entry is not None and not is_chat_model(model_id, entry.declared_type, extra):
+            non_chat.add(key)
+        normalized = normalize_model_id(model_id)
+        caps = route_capabilities(
+            provider, model_id, normalized, entry.capabilities if entry else None, index
+        )
+        # One object per distinct set of capabilities, not per route: fewer objects for the garbage
+        # collector to walk after a reload (a full collection pauses every thread, issue #21).
+        caps = shared_caps.setdefault(caps, caps)
+        routes[key] = Route(provider.id, model_id, normalized, caps, twin, registration=start + len(routes))
     return routes, non_chat
+
+
+class ModelInfoIndex:
+    """One provider's `model_info` keys, indexed once per catalog build.
+
+    Scanning every key for every model made a build quadratic in a provider's models (200 models with
+    200 keys each: 40,000 string compares per provider, issue #21). Exact keys go in a dict; only keys
+    with a wildcard are matched one by one, and those are few in practice.
+    """
+
+    def __init__(self, model_info: Mapping[str, ModelInfo]) -> None:
+        self.exact: dict[str, tuple[int, ModelInfo]] = {}
+        self.globs: list[tuple[str, ModelInfo]] = []
+        for position, (key, info) in enumerate(model_info.items()):
+            self.exact.setdefault(key.strip().lower(), (position, info))  # first of equal keys wins
+            if has_wildcard(key):
+                self.globs.append((key, info))
+
+    def lookup(self, model_id: str, normalized: str) -> ModelInfo | None:
+        """An exact key (id or normalized id) beats globs; of two exact keys the earlier; first glob wins.
+        (A key without a wildcard matches as a glob only where it matches exactly: the dict covers it.)"""
+        hits = [hit for hit in (self.exact.get(model_id.lower()), self.exact.get(normalized)) if hit]
+        if hits:
+            return min(hits, key=lambda hit: hit[0])[1]
+        for key, info in self.globs:
+            if glob_match(key, model_id) or glob_match(key, normalized):
+                return info
+        return None
 
 
 def model_info_for(model_info: Mapping[str, ModelInfo], model_id: str, normalized: str) -> ModelInfo | None:
     """The `model_info` entry for a model: an exact key (id or normalized id) beats globs; first glob wins."""
-    names = (model_id.lower(), normalized)
-    for key, info in model_info.items():
-        if key.strip().lower() in names:
-            return info
-    for key, info in model_info.items():
-        if glob_match(key, model_id) or glob_match(key, normalized):
-            return info
-    return None
+    return ModelInfoIndex(model_info).lookup(model_id, normalized)
 
 
 def route_capabilities(
-    provider: ProviderConfig, model_id: str, normalized: str, found: Capabilities | None
+    provider: ProviderConfig,
+    model_id: str,
+    normalized: str,
+    found: Capabilities | None,
+    index: ModelInfoIndex | None = None,
 ) -> Capabilities:
     """Config `model_info` first, then the provider catalog, else unknown, decided field by field.
 
     Per field, so `model_info: {m: {context_window: 8000}}` corrects one number without discarding the
-    efforts and modalities the provider catalog declared.
+    efforts and modalities the provider catalog declared. `index`: the provider's `model_info`, indexed
+    once for all its models.
     """
     base = found or Capabilities()
-    info = model_info_for(provider.model_info, model_id, normalized)
+    info = (index or ModelInfoIndex(provider.model_info)).lookup(model_id, normalized)
     if info is None:
         return base
     efforts = tuple(t for t in EFFORT_TIERS if t in info.efforts) if info.efforts is not None else None
@@ -165,7 +248,10 @@ def _claim(poolable: list[Route], groups: Sequence[GroupConfig], warnings: list[
     claimed: set[str] = set()
     drafts: dict[str, _Draft] = {}
     for group in groups:
-        taken = [r for r in poolable if r.key not in claimed and _selected(group.models, r)]
+        selectors = SelectorSet(group.models)
+        taken = [
+            r for r in poolable if r.key not in claimed and selectors.matches(r.key, r.model_id, r.normalized)
+        ]
         claimed.update(r.key for r in taken)
         draft = drafts.get(group.id)
         if draft is None:
@@ -177,10 +263,6 @@ def _claim(poolable: list[Route], groups: Sequence[GroupConfig], warnings: list[
         if group.merge:
             draft.owns.update(r.key for r in taken)
     return drafts
-
-
-def _selected(selectors: Sequence[str], route: Route) -> bool:
-    return any(matches_selector(s, route.key, route.model_id, route.normalized) for s in selectors)
 
 
 def _absorb_namesakes(natural: dict[str, _Draft], group_drafts: dict[str, _Draft]) -> None:
@@ -199,8 +281,8 @@ def _absorb_namesakes(natural: dict[str, _Draft], group_drafts: dict[str, _Draft
         namesake.routes = []
 
 
-def _finish(draft: _Draft, rules: StatusRules) -> Pool:
+def _finish(draft: _Draft, status: Mapping[str, tuple[bool, str | None]]) -> Pool:
     routes = tuple(draft.routes)
     # Advertise what the pool can actually deliver: a switched-off route's image support is no promise.
-    live = [r for r in routes if rules.status(r)[0]]
+    live = [r for r in routes if status[r.key][0]]
     return Pool(draft.id, draft.name, routes, union_capabilities(live or list(routes)), draft.group)

@@ -57,6 +57,7 @@ class Catalog:
         rules: StatusRules,
         aliases: Mapping[str, str],
         warnings: Iterable[str] = (),
+        status: Mapping[str, Status] | None = None,  # the verdicts, when the builder has them already
     ) -> None:
         self._pools = pools
         self._routes = routes
@@ -65,7 +66,11 @@ class Catalog:
         self._non_chat = non_chat
         self._rules = rules
         self._warnings = tuple(warnings)
-        self._status = {k: rules.status(r, non_chat=k in non_chat) for k, r in routes.items()}
+        self._status = (
+            dict(status)
+            if status is not None
+            else {k: rules.status(r, non_chat=k in non_chat) for k, r in routes.items()}
+        )
         self._pool_lower = {pid.lower(): pid for pid in pools}
         # A merged-away id (`deepseek-flash` inside the `deepseek-v4.1-flash` group) still resolves.
         self._member_pool: dict[str, str] = {}

@@ -184,3 +184,30 @@ def matches_selector(selector: str, route_key: str, model_id: str, normalized: s
     if not selector:
         return False
     return any(glob_match(selector, candidate) for candidate in (route_key, model_id, normalized))
+
+
+class SelectorSet:
+    """Several selectors compiled once, for matching many routes (a catalog build): exact selectors
+    are one set lookup, every glob is one alternation regex. Matching `matches_selector` one selector
+    at a time cost ~0.3 s over 10,000 routes with just the two default groups (issue #21).
+
+    Same answers as `any(matches_selector(s, …) for s in selectors)`."""
+
+    __slots__ = ("_exact", "_globs")
+
+    def __init__(self, selectors: Iterable[str]) -> None:
+        cleaned = [s.strip() for s in selectors if s.strip()]
+        self._exact = frozenset(s.lower() for s in cleaned if not has_wildcard(s))
+        globs = [_glob_regex(s).pattern for s in cleaned if has_wildcard(s)]
+        alternation = "|".join(f"(?:{g})" for g in globs)
+        self._globs = re.compile(alternation, re.IGNORECASE | re.DOTALL) if globs else None
+
+    def __bool__(self) -> bool:
+        return bool(self._exact) or self._globs is not None
+
+    def matches(self, route_key: str, model_id: str, normalized: str) -> bool:
+        exact, globs = self._exact, self._globs
+        for candidate in (route_key, model_id, normalized):
+            if (exact and candidate.lower() in exact) or (globs is not None and globs.fullmatch(candidate)):
+                return True
+        return False

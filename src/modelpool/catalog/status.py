@@ -23,7 +23,7 @@ Only the last two are switches, and between them the rotator seed's four rules d
 
 from __future__ import annotations
 
-from modelpool.catalog.filters import glob_match, has_wildcard, matches_selector
+from modelpool.catalog.filters import SelectorSet, glob_match, has_wildcard
 from modelpool.catalog.model import Route
 from modelpool.config.schema import PoolConfig
 
@@ -54,11 +54,14 @@ class StatusRules:
         "_include",
     )
 
+    # The `PoolConfig` keys the verdicts depend on (a catalog build reuses verdicts while they are equal).
+    KEYS = ("include", "exclude", "exclude_models", "disabled", "enabled", "disabled_providers")
+
     def __init__(self, pool: PoolConfig) -> None:
         self._include = tuple(pool.include)
         self._exclude = tuple(pool.exclude)
-        self._exclude_models = tuple(pool.exclude_models)
-        self._disabled = tuple(pool.disabled)
+        self._exclude_models = SelectorSet(pool.exclude_models)  # compiled once: read for every route
+        self._disabled = SelectorSet(pool.disabled)
         # Exact route keys in `disabled` are row-level statements (rule 4); globs and bare ids are not.
         self._disabled_exact = frozenset(d.strip().lower() for d in pool.disabled if not has_wildcard(d))
         self._enabled = frozenset(e.strip().lower() for e in pool.enabled)
@@ -93,5 +96,5 @@ class StatusRules:
         return CANDIDATE
 
     @staticmethod
-    def _matches(selectors: tuple[str, ...], route: Route) -> bool:
-        return any(matches_selector(s, route.key, route.model_id, route.normalized) for s in selectors)
+    def _matches(selectors: SelectorSet, route: Route) -> bool:
+        return bool(selectors) and selectors.matches(route.key, route.model_id, route.normalized)

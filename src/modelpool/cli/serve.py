@@ -86,7 +86,9 @@ def serve_loaded(  # type: ignore[no-untyped-def]
         return 0
     from modelpool.gateway import Gateway
 
-    http_server.run_uvicorn(Gateway(loaded).asgi_app, host, port, log_level)
+    gw = Gateway(loaded)
+    gw.settle_heap = True  # this process is the server: gc.freeze() after start-up (issue #21)
+    http_server.run_uvicorn(gw.asgi_app, host, port, log_level)
     return 0
 
 

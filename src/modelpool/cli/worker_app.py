@@ -20,4 +20,6 @@ def create_app() -> Any:
     loaded = load_config(None)
     level = os.environ.get("MODELPOOL_WORKER_LOG_LEVEL") or loaded.config.logging.level
     setup_logging(level, os.environ.get("MODELPOOL_WORKER_LOG_FORMAT") or loaded.config.logging.format)
-    return Gateway(loaded).asgi_app
+    gw = Gateway(loaded)
+    gw.settle_heap = True  # a server worker process: gc.freeze() after start-up (issue #21)
+    return gw.asgi_app

@@ -21,6 +21,7 @@ import watchfiles
 
 from modelpool.config.errors import ConfigError
 from modelpool.config.loader import LoadedConfig, load_config
+from modelpool.offloop import build_off_loop
 
 log = logging.getLogger("modelpool.config")
 
@@ -95,7 +96,8 @@ class ConfigWatcher:
             await self._report_error(ConfigError(REMOVED_MESSAGE, path=self.path))
             return None
         try:
-            loaded = await asyncio.to_thread(load_config, self.path, self._env)
+            # Off the loop with a short GIL switch interval: a 10,000-route file takes ~0.2 s to read.
+            loaded = await build_off_loop(lambda path: load_config(path, self._env), self.path)
         except ConfigError as err:
             await self._report_error(err)
             return None

@@ -18,7 +18,7 @@ from typing import Any, Protocol, Self
 
 from modelpool.aggregators import AggregatorService, RoutingRecord
 from modelpool.aggregators.priors import CandidatePriors
-from modelpool.catalog import build_catalog
+from modelpool.catalog.reuse import CatalogCache
 from modelpool.config import (
     ConfigError,
     LoadedConfig,
@@ -35,6 +35,7 @@ from modelpool.events import EventBus, LastPlans, LiveRoute, SessionLog
 from modelpool.fleet import FleetView
 from modelpool.health.registry import HealthRegistry
 from modelpool.hedge.policy import HedgeBudget
+from modelpool.offloop import build_off_loop, settle_heap
 from modelpool.periods import CalendarStore, default_cache_path
 from modelpool.routing.call import Call, Candidate
 from modelpool.routing.measurements import RegistryMeasurements
@@ -154,6 +155,10 @@ class Engine:
         )
         self.calendar.load()  # the cached calendar (no network) before the first call is planned
         self._version = 0
+        self._applying = asyncio.Lock()
+        # `modelpool serve` sets it: freezing the heap is a process-wide choice a library must not make.
+        self.settle_heap = False
+        self._catalogs = CatalogCache()  # the last catalog, reused while its inputs are unchanged
         self.runtime = self._build_runtime(loaded.config)
         self._watcher: Any = None
         self.started = False
@@ -176,7 +181,7 @@ class Engine:
         endpoints: dict[str, ProviderEndpoint] = {
             p.id: build_endpoint(p, resolve_api_key(p, self.env)) for p in config.providers
         }
-        catalog = build_catalog(config, self.discovery.models)
+        catalog = self._catalogs.build(config, self.discovery.models)
         self._version += 1
         store = getattr(self, "calendar", None)
         periods = (lambda: store.policy(config.peak, config.holidays)) if store is not None else None
@@ -210,6 +215,8 @@ class Engine:
                 self.loaded.path, self._on_config_change, self._on_config_error, env=self.env
             )
             await self._watcher.start()
+        if self.settle_heap:  # a server process: the start-up heap is never garbage (offloop.py)
+            settle_heap()
         self.started = True
 
     async def close(self) -> None:
@@ -235,11 +242,16 @@ class Engine:
     # ---- configuration changes ----------------------------------------------------------------
 
     async def _apply(self, loaded: LoadedConfig, rediscover: bool) -> None:
+        async with self._applying:  # the runtime is built off the loop: one apply at a time, in order
+            await self._apply_now(loaded, rediscover)
+
+    async def _apply_now(self, loaded: LoadedConfig, rediscover: bool) -> None:
         config = loaded.config
         if self.dashboard_layer:
             # A stored dashboard value that no longer validates (e.g. after an upgrade) is dropped with a
             # warning rather than keeping the gateway from starting.
-            config, warnings = apply_layers_lenient(loaded.file_layer, self.dashboard_layer)
+            layers = (loaded.file_layer, self.dashboard_layer)
+            config, warnings = await build_off_loop(lambda a: apply_layers_lenient(*a), layers)
             for warning in warnings:
                 log.warning("dashboard layer: %s", warning)
         self.client.set_timeouts(config.timeouts)
@@ -249,7 +261,7 @@ class Engine:
         self.loaded = loaded
         if hasattr(self, "calendar"):
             self.calendar.configure(config.holidays, config.peak.time_zone)
-        self.runtime = self._build_runtime(config)
+        self.runtime = await build_off_loop(self._build_runtime, config)
         self.config_error = None
 
     async def _on_config_change(self, loaded: LoadedConfig) -> None:

@@ -8,6 +8,7 @@ keep their base tier — the rate of prompts below the first threshold — and s
 
 from __future__ import annotations
 
+import functools
 import logging
 from decimal import Decimal
 from typing import Any
@@ -41,8 +42,13 @@ def load() -> None:
     _snap()
 
 
+@functools.lru_cache(maxsize=65_536)
 def lookup(provider_id: str, kind: str, base_url: str, model_id: str) -> RoutePricing | None:
-    """The library's prices for one route, or None when it does not know the route."""
+    """The library's prices for one route, or None when it does not know the route.
+
+    Memoised for the process (the library's data never changes once loaded; the result is immutable):
+    ~0.1 ms a route, so a reload of a 10,000-route catalog would otherwise pay a second of CPU again for
+    routes whose price cannot have changed (issue #21). Only called once the library is `ready()`."""
     try:
         found = _find(provider_id, kind, base_url, model_id)
     except Exception:  # the library must never break routing: no price is the safe answer
@@ -54,9 +60,14 @@ def lookup(provider_id: str, kind: str, base_url: str, model_id: str) -> RoutePr
     return _schedule(info, f"genai-prices {lib_provider}/{info.id}{how}")
 
 
+@functools.cache
+def _provider_ids() -> frozenset[str]:
+    return frozenset(p.id for p in _snap().providers)
+
+
 def _find(provider_id: str, kind: str, base_url: str, model_id: str) -> tuple[str, Any, str] | None:
     snap = _snap()
-    ids = {p.id for p in snap.providers}
+    ids = _provider_ids()
     tries: list[tuple[str | None, str | None, str, str]] = []
     if provider_id in ids:
         tries.append((provider_id, None, model_id, ""))
@@ -67,14 +78,31 @@ def _find(provider_id: str, kind: str, base_url: str, model_id: str) -> tuple[st
         creator, _, model = model_id.partition("/")
         if creator in ids:
             tries.append((creator, None, model, " (list price via vercel)"))
-    tries.append((None, base_url, model_id, ""))  # a first-party API root the library recognises
     for lib_id, url, ref, how in tries:
         try:
             provider, info = snap.find_provider_model(ref, None, lib_id, url)
         except LookupError:
             continue
         return provider.id, info, how
+    # A first-party API root the library recognises. The provider is found by URL once per URL: the
+    # library's own cache is keyed by model too, so every model of an unknown URL (a loopback fleet, a
+    # self-hosted vLLM) would match the URL against every provider's pattern again (issue #21).
+    by_url = _provider_by_url(base_url)
+    if by_url is not None:
+        try:
+            provider, info = snap.find_provider_model(model_id, by_url, None, None)
+        except LookupError:
+            return None
+        return provider.id, info, ""
     return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _provider_by_url(base_url: str) -> Any:
+    try:
+        return _snap().find_provider(None, None, base_url)
+    except LookupError:
+        return None
 
 
 def _schedule(info: Any, source: str) -> RoutePricing | None:

@@ -14,10 +14,11 @@ from starlette.routing import Route
 from modelpool.protocols import openai_chat as oc
 from modelpool.server.admin_api import admin_routes, json_response
 from modelpool.server.asgi import Receive, Scope, Send, header_map, send_bytes
-from modelpool.server.client_api import INGRESSES, client_key_ok, count_tokens, handle_call, models_payload
+from modelpool.server.client_api import INGRESSES, client_key_ok, count_tokens, handle_call
 from modelpool.server.dashboard import dashboard_routes
 from modelpool.server.mcp_http import McpEndpoint
 from modelpool.server.metrics_api import metrics_routes
+from modelpool.server.models_list import models_body
 
 if TYPE_CHECKING:
     from modelpool.engine import Engine
@@ -103,7 +104,7 @@ def _starlette_app(gw: Engine) -> Starlette:
                 401,
                 media_type="application/json",
             )
-        return json_response(models_payload(gw))
+        return Response(models_body(gw), media_type="application/json")  # cached per snapshot
 
     routes = [
         Route("/healthz", healthz, methods=["GET"]),

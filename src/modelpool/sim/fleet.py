@@ -13,6 +13,8 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
+import orjson
+
 from modelpool.sim.records import CallRecord
 from modelpool.sim.server import ProviderServer
 from modelpool.sim.spec import Fault, FleetSpec, SimModel, SimProvider
@@ -123,6 +125,11 @@ class Fleet:
             entry["api_key"] = spec.api_key
         if model_info:
             info = {m.id: _model_info(m) for m in spec.models}
+            shared = list({orjson.dumps(v, option=orjson.OPT_SORT_KEYS) for v in info.values()})
+            if len(info) > 1 and len(shared) == 1:
+                # One glob instead of the same entry per model: the scale preset's 10,000 routes would
+                # otherwise write 10,000 identical mappings for the gateway to parse (issue #21).
+                info = {"*": orjson.loads(shared[0])}
             entry["model_info"] = {k: v for k, v in info.items() if v}
         return entry
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from modelpool.sim.roster_fleet import roster_fleet
+from modelpool.sim.scale import scale_fleet
 from modelpool.sim.spec import (
     DIALECTS,
     AgentTask,
@@ -233,6 +234,7 @@ PRESETS: dict[str, Callable[[], FleetSpec]] = {
     "heavy-tail": heavy_tail_fleet,
     "drift": drift_fleet,
     "roster": roster_fleet,  # 906 roster rows, the rotator seed's live scan (issue #21)
+    "scale": scale_fleet,  # issue #21: 50 providers × 200 models (sim/scale.py)
 }
 
 

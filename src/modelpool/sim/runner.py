@@ -13,6 +13,8 @@ import yaml
 from modelpool.sim import presets
 from modelpool.sim.fleet import Fleet
 
+MAX_LISTED = 8  # models named per provider in the human listing (the JSON and the config list them all)
+
 
 def describe(fleet: Fleet) -> str:
     """One line per provider: id, kind, base URL, models (what an operator needs to point a gateway)."""
@@ -20,7 +22,9 @@ def describe(fleet: Fleet) -> str:
     width = max((len(pid) for pid in fleet.provider_ids), default=0)
     for pid in fleet.provider_ids:
         spec = fleet.provider(pid)
-        models = ", ".join(m.id for m in spec.models)
+        models = ", ".join(m.id for m in spec.models[:MAX_LISTED])
+        if len(spec.models) > MAX_LISTED:  # the scale preset's 200 a provider would bury the URLs
+            models += f", … ({len(spec.models)} models)"
         extra = f"  ({len(spec.inner)} inner providers)" if spec.inner else ""
         speaks = "+".join(spec.speaks)
         lines.append(
