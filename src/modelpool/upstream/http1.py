@@ -102,16 +102,16 @@ class BodyReader:
         return data
 
     async def readany(self) -> bytes:
-        """The next bytes that arrived (b"" at the end of the body)."""
+        """Everything that arrived since the last read (b"" at the end of the body): under load several
+        socket reads pile up while the relay works, and they go on as one piece — one parse, one write to
+        the client — as aiohttp's reader does."""
         while not self._buf:
             if self._eof:
                 if self._error is not None:
                     raise self._error
                 return b""
             await self._wait()
-        data = self._buf.popleft()
-        self._consumed(len(data))
-        return data
+        return self.read_nowait(-1)
 
     async def read(self, n: int = -1) -> bytes:
         """Up to `n` bytes (all for `n < 0`), waiting until that many arrived or the body ended."""
