@@ -135,3 +135,24 @@ def test_memory_startup_and_plan_report_their_goal_rows(tmp_path: Path) -> None:
     )
     assert set(plan["results"]) == {"priority", "priority (sticky pin)", "score", "score (sticky pin)"}
     assert all(r["candidates"] + r["skipped"] == 22 for r in plan["results"].values())
+
+
+def test_issue21_goal_rows_and_the_bookkeeping_and_client_benches_run(tmp_path: Path) -> None:
+    """Issue #21's rows come with their floor and LiteLLM notes; the in-process benches print every row."""
+    doc = _run(
+        "overhead.py", "--scenarios", "seq,seq:stream,c2,c2:stream:anthropic@m200", "--requests", "12",
+        "--warmup", "2", "--with-floor", tmp_path=tmp_path,
+    )  # fmt: skip
+    rows = {g["goal"]: g for g in doc["goals"] if g["goal"].startswith("#21")}
+    assert rows["#21 sequential non-stream: added p50"]["note"].startswith("floor relay +")
+    assert "#21 sequential stream: added TTFT p50" in rows
+    env = {**os.environ, "PYTHONPATH": str(BENCH.parent / "src")}
+    for script, args, expected in (
+        ("usage_cost.py", ["--calls", "200", "--repeat", "1"], "all three (hedge + cost + limited key)"),
+        ("upstream_client.py", ["--requests", "50", "--rounds", "1"], "modelpool http1"),
+    ):
+        proc = subprocess.run(
+            [sys.executable, str(BENCH / script), *args], cwd=BENCH, env=env, capture_output=True, text=True,
+            timeout=120,
+        )  # fmt: skip
+        assert proc.returncode == 0 and expected in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]

@@ -29,6 +29,7 @@ from modelpool.config import (
     state_dir,
 )
 from modelpool.engine.accounts import Accounts
+from modelpool.engine.hedging import hedging_walker
 from modelpool.engine.replica import ReplicaApplier, cursor_key
 from modelpool.engine.responses import continue_response
 from modelpool.events import EventBus, LastPlans, LiveRoute, SessionLog
@@ -370,8 +371,6 @@ class Engine:
         return walker
 
     def _hedging_walker(self, call: Call, plan: Any, on_switch: Any, consent: Any) -> Walker:
-        from modelpool.engine.hedging import hedging_walker
-
         return hedging_walker(self, call, plan, on_switch, consent)
 
     # ---- aggregators (SPEC §3.4, §6) -------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from modelpool.hedge.walk import HedgingWalker
 from modelpool.routing.call import Call
 from modelpool.walk.walker import Walker
 
@@ -12,27 +13,20 @@ if TYPE_CHECKING:
 
 
 def hedging_walker(gw: Engine, call: Call, plan: Any, on_switch: Any, consent: Any) -> Walker:
-    """A walk that starts a second attempt when the first is slow to its first event."""
-    from modelpool.hedge import hedge_delay
-    from modelpool.hedge.walk import HedgingWalker
-
+    """A walk that starts a second attempt when the first is slow to its first event. Built per call with
+    no closure: the walker reads the delay and reports a hedge through the engine's own bound methods."""
     pool_cfg = gw.runtime.config.pool
     gw.hedge_budget.note_call()
-
-    def on_hedge(outcome: str, loser: str | None, winner: str | None) -> None:
-        fields: dict[str, Any] = {"pool": call.pool.id, "session": call.session_id}
-        gw.events.publish("hedge", outcome=outcome, loser=loser, winner=winner, **fields)
-
     return HedgingWalker(
         call,
         plan,
         pool_cfg,
         gw.sink,
         hedge=pool_cfg.hedge,
-        delay=lambda key: hedge_delay(gw.runtime.config.pool.hedge, key, gw.health.ttft_quantile),
+        quantile=gw.health.ttft_quantile,
         budget=gw.hedge_budget,
         measure=gw.health.record_first_event,
-        on_hedge=on_hedge,
+        on_hedge=gw.events.publish,
         on_switch=on_switch,
         consent=consent,
     )

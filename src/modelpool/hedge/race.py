@@ -39,7 +39,14 @@ class Racer:
         self.noted = False  # the walker has taken this racer's outcome into account
 
     async def claim(self) -> None:
-        await self.race.claim(self)
+        race = self.race
+        if race.winner is None and len(race.racers) == 1:  # alone, as nearly always: no coroutine more
+            race.winner = self
+            race._on_win(self, [])
+            if race._decided is not None and not race._decided.done():
+                race._decided.set_result(self)
+            return
+        await race.claim(self)
 
     @property
     def done(self) -> bool:

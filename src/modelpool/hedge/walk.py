@@ -18,14 +18,15 @@ from collections.abc import Callable
 from typing import Any
 
 from modelpool.config.schema import HedgeConfig, PoolConfig
-from modelpool.hedge.policy import HedgeBudget
+from modelpool.hedge.policy import HedgeBudget, Quantile, hedge_delay
 from modelpool.hedge.race import RACER, Race, Racer
 from modelpool.routing.call import Call, Candidate, Plan
 from modelpool.upstream.client import AttemptFailure
 from modelpool.walk.walker import Attempt, CommittedFailure, Consent, HealthSink, Walker
 
-# (outcome, loser route, winner route): outcome is won_by_first | won_by_hedge | budget_refused
-OnHedge = Callable[[str, str | None, str | None], None]
+# The engine's event feed: publish(type, **fields). A hedge is reported as a `hedge` event with its outcome
+# (won_by_first | won_by_hedge | budget_refused), the loser and the winner route, the pool and the session.
+Publish = Callable[..., Any]
 
 
 class HedgingWalker(Walker):
@@ -37,21 +38,26 @@ class HedgingWalker(Walker):
         health: HealthSink,
         *,
         hedge: HedgeConfig,
-        delay: Callable[[str], float],
+        quantile: Quantile,
         budget: HedgeBudget,
         measure: Callable[[str, float], None],
-        on_hedge: OnHedge | None = None,
+        on_hedge: Publish | None = None,
         on_switch: Callable[[str, str, str], None] | None = None,
         consent: Consent | None = None,
     ) -> None:
         super().__init__(call, plan, pool_cfg, health, on_switch=on_switch, consent=consent)
         self.hedge = hedge
-        self._delay = delay
+        self._quantile = quantile
         self._budget = budget
         self._measure = measure
-        self._on_hedge = on_hedge
+        self._publish = on_hedge
         # Purpose calls, a forced route and `fallback: false` never hedge (SPEC §3.7).
         self._may_hedge = not call.purpose and call.forced_route is None and pool_cfg.fallback
+
+    def _on_hedge(self, outcome: str, loser: str | None, winner: str | None) -> None:
+        if self._publish is not None:
+            fields = {"pool": self.call.pool.id, "session": self.call.session_id}
+            self._publish("hedge", outcome=outcome, loser=loser, winner=winner, **fields)
 
     def _rival(self, cand: Candidate) -> Candidate | None:
         """The next candidate on another provider that is not resting."""
@@ -67,7 +73,8 @@ class HedgingWalker(Walker):
         race = Race(self._won)
         first = race.inline(cand)
         loop = asyncio.get_running_loop()
-        timer = loop.call_later(self._delay(cand.key), self._fire, race, first, attempt)
+        delay = hedge_delay(self.hedge, cand.key, self._quantile)
+        timer = loop.call_later(delay, self._fire, race, first, attempt)
         try:
             try:
                 outcome = await self._first_try(race, first, attempt)
@@ -75,12 +82,14 @@ class HedgingWalker(Walker):
                 timer.cancel()  # once the first try is over no hedge starts
             if outcome is None:  # the rival won, or the first failed while the rival runs
                 return await self._finish_race(race)
-            for racer in race.racers:  # a rival that failed before the first try ended is one failure
-                if racer.done and not racer.noted and not racer.inline:
-                    self._failed_before_decision(racer)
+            if len(race.racers) > 1:  # a rival that failed before the first try ended is one failure
+                for racer in race.racers:
+                    if racer.done and not racer.noted and not racer.inline:
+                        self._failed_before_decision(racer)
             return await super()._try_route(cand, _replay(outcome, attempt), retries)
         finally:
-            await _stop(race)
+            if len(race.racers) > 1:  # only a started rival can outlive the turn
+                await _stop(race)
 
     async def _first_try(self, race: Race, first: Racer, attempt: Attempt) -> _Outcome | None:
         """The route's first try, in this task, as the race's first racer: its outcome for the ordinary
@@ -119,8 +128,7 @@ class HedgingWalker(Walker):
             return
         if not self._budget.allow(self.hedge.budget):
             self.state.hedge_outcome = "budget_refused"
-            if self._on_hedge is not None:
-                self._on_hedge("budget_refused", first.cand.key, None)
+            self._on_hedge("budget_refused", first.cand.key, None)
             return
         self._budget.note_hedge()
         self.pending.remove(rival)
@@ -141,8 +149,7 @@ class HedgingWalker(Walker):
         outcome = "won_by_first" if winner is race.racers[0] else "won_by_hedge"
         self.state.hedged = f"{losers[0].cand.key} → {winner.cand.key}"
         self.state.hedge_outcome = outcome
-        if self._on_hedge is not None:
-            self._on_hedge(outcome, losers[0].cand.key, winner.cand.key)
+        self._on_hedge(outcome, losers[0].cand.key, winner.cand.key)
 
     async def _finish_race(self, race: Race) -> AttemptFailure | None:
         last: AttemptFailure | None = None
