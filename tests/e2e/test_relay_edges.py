@@ -25,8 +25,9 @@ def test_client_disconnect_closes_the_upstream_at_once() -> None:
         while ft.calls("slow")[-1].outcome != "disconnected":
             assert time.monotonic() < deadline, "upstream kept streaming after the client left"
             time.sleep(0.05)
-        # 400 tokens at 20 tok/s would take 20 s: the upstream saw only a few before the close
-        assert ft.calls("slow")[-1].content_tokens < 40
+        # 400 tokens at 20 tok/s would take 20 s: the upstream sent only a few before the close (at least
+        # the one the client read: the sim counts frames as they are written, not only whole replies)
+        assert 0 < ft.calls("slow")[-1].content_tokens < 40
 
 
 def test_models_are_discovered_and_non_chat_models_filtered() -> None:

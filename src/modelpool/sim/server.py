@@ -277,7 +277,12 @@ class ProviderServer:
             script = responses_provider.stream_script(plan, req, resp_id, meta)
         else:
             script = openai_provider.stream_script(plan, req, meta)
-        resp, rec.content_tokens = await drive(request, script, plan.speed, fault)
+        progress = [0]
+        try:
+            resp, rec.content_tokens = await drive(request, script, plan.speed, fault, progress)
+        except BaseException:
+            rec.content_tokens = progress[0]  # a client that hung up got only these
+            raise
         return resp
 
     def _response_id(self, req: CallRequest) -> str:

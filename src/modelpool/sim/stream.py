@@ -51,12 +51,17 @@ class Pacer:
         """After a stall, pace from now instead of bursting the backlog."""
         self._t0 = None
 
-    async def send(self, resp: web.StreamResponse, frames: Sequence[bytes]) -> None:
+    async def send(
+        self, resp: web.StreamResponse, frames: Sequence[bytes], progress: list[int] | None = None
+    ) -> None:
+        """`progress[0]` counts the frames written so far, kept current if the client hangs up mid-way."""
         if not frames:
             return
         if math.isinf(self.tps):
             await resp.write(b"".join(frames))
             self.sent += len(frames)
+            if progress is not None:
+                progress[0] += len(frames)
             return
         loop = asyncio.get_running_loop()
         if self._t0 is None:
@@ -72,6 +77,8 @@ class Pacer:
             j = min(len(frames), i + due)
             await resp.write(b"".join(frames[i:j]))
             self.sent += j - i
+            if progress is not None:
+                progress[0] += j - i
             i = j
 
 
@@ -91,9 +98,15 @@ def abort(request: web.BaseRequest) -> None:
 
 
 async def drive(
-    request: web.BaseRequest, script: Script, speed: Speed, fault: Fault | None
+    request: web.BaseRequest,
+    script: Script,
+    speed: Speed,
+    fault: Fault | None,
+    progress: list[int] | None = None,
 ) -> tuple[web.StreamResponse, int]:
-    """Stream `script`; returns the response and the number of content frames sent (for the call record)."""
+    """Stream `script`; returns the response and the number of content frames sent (for the call record).
+    `progress[0]` counts the content frames written as they go, for a call the client cut short."""
+    progress = [0] if progress is None else progress
     resp = web.StreamResponse(status=200, headers=SSE_HEADERS)
     await resp.prepare(request)
     if fault is None and speed.ttft == 0 and math.isinf(speed.tps):
@@ -112,7 +125,7 @@ async def drive(
         fault = None
     kind = fault.kind if fault is not None else None
     split = len(script.content) if fault is None else min(max(0, fault.after_tokens), len(script.content))
-    await pacer.send(resp, script.content[:split])
+    await pacer.send(resp, script.content[:split], progress)
     if fault is not None and kind != "no_terminator":
         if kind != "stall" and fault.delay > 0:
             await asyncio.sleep(fault.delay)
@@ -131,7 +144,7 @@ async def drive(
             await resp.write(script.malformed)
         elif kind == "trickle":
             pacer = Pacer(1.0 / fault.delay if fault.delay > 0 else math.inf)
-    await pacer.send(resp, script.content[split:])
+    await pacer.send(resp, script.content[split:], progress)
     await resp.write(script.tail if kind == "no_terminator" else script.tail + script.terminator)
     await resp.write_eof()
     return resp, len(script.content)
