@@ -11,6 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests/gateway_server.py and tests/support.py
 
+from llama_server import LlamaServer
 from modelpool.sim import FleetThread
 from support import base_config, two_route_spec
 
@@ -35,3 +36,13 @@ def fleet() -> Iterator[FleetThread]:
 def clean_env() -> dict[str, str]:
     """An environment without provider keys, so auto-detection finds nothing unexpected."""
     return {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+
+
+@pytest.fixture(scope="session")
+def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    """One real llama-server (SmolLM2-135M, 2 slots of 2,048 tokens) for the session; see llama_server.py."""
+    server = LlamaServer(tmp_path_factory.mktemp("llama")).start()
+    try:
+        yield server
+    finally:
+        server.stop()

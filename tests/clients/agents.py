@@ -165,15 +165,17 @@ def run_codex(codex: Path, gateway_url: str) -> Run:
 PI_BASE = {"openai-completions": "/v1", "openai-responses": "/v1", "anthropic-messages": ""}
 
 
-def run_pi(api: str, gateway_url: str) -> tuple[Run, dict[str, Any] | None]:
+def run_pi(
+    api: str, gateway_url: str, model: str = MODEL, key: str = CLIENT_KEY, prompt: str = PROMPT
+) -> tuple[Run, dict[str, Any] | None]:
     """tests/clients/pi_agent.mjs with one pi-ai API; returns the run and its JSON report."""
     root = Path(tempfile.mkdtemp(prefix="mp-pi-"))
     args = {
         "api": api,
         "baseUrl": gateway_url + PI_BASE[api],
-        "model": MODEL,
-        "apiKey": CLIENT_KEY,
-        "prompt": PROMPT,
+        "model": model,
+        "apiKey": key,
+        "prompt": prompt,
     }
     run = _run(["node", str(HERE / "pi_agent.mjs"), json.dumps(args)], _base_env(root), root)
     lines = [ln for ln in run.stdout.splitlines() if ln.startswith("{")]

@@ -27,6 +27,7 @@ class Sent:
     path: str
     headers: dict[str, str]
     body: Any
+    raw: bytes = b""  # the body's bytes as they arrived
 
 
 class Tap:
@@ -77,7 +78,8 @@ class Tap:
         except ValueError:
             body = None
         headers = {k.lower(): v for k, v in request.headers.items()}
-        self.sent.append(Sent(request.path_qs, {k: v for k, v in headers.items() if k not in SECRETS}, body))
+        kept = {k: v for k, v in headers.items() if k not in SECRETS}
+        self.sent.append(Sent(request.path_qs, kept, body, raw))
         out = {k: v for k, v in headers.items() if k not in HOP}
         async with self._session.request(
             request.method, self.target + request.path_qs, headers=out, data=raw

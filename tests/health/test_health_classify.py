@@ -83,6 +83,12 @@ TABLE: list[tuple[int | None, object, FailureKind]] = [
     # request: the client's own fault
     (400, "messages: field required", K.REQUEST),
     (400, "This model's maximum context length is 128000 tokens.", K.REQUEST),
+    # llama-server's own words, also when they arrive without a status (an in-stream error)
+    (
+        None,
+        "request (3031 tokens) exceeds the available context size (2048 tokens), try increasing it",
+        K.REQUEST,
+    ),
     (404, "Not Found", K.UNCLASSIFIED),  # a wrong base_url: the route rests
     (413, "Request Entity Too Large", K.REQUEST),
     (422, "Unprocessable Entity", K.REQUEST),

@@ -182,3 +182,70 @@ def test_errors_are_connection_errors_and_an_idle_connection_closed_upstream_is_
         await pool.close()
 
     run(main())
+
+
+def test_a_reused_connection_closed_before_any_answer_byte_is_sent_again_on_a_fresh_one() -> None:
+    """As llama-server does: the second request on a kept-alive connection is met by a close, no byte of
+    an answer. The pool sends it again, once, on a new connection (aiohttp and httpx do the same)."""
+    requests: list[int] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conn = len(requests)
+        for n in range(2):
+            try:
+                await read_request(reader)
+            except asyncio.IncompleteReadError:
+                return
+            requests.append(conn)
+            if n == 1:
+                writer.close()  # the second request on this socket: gone without a word
+                return
+            writer.write(sized(b'{"conn":%d}' % conn))
+            await writer.drain()
+
+    async def main() -> None:
+        server, url = await serve(handler)
+        pool = ConnectionPool()
+        assert await (await pool.request("POST", url, {}, b"{}", 5)).read() == b'{"conn":0}'
+        resp = await pool.request("POST", url, {}, b"{}", 5)  # reuses conn 0, which closes on it
+        assert await resp.read() == b'{"conn":2}'  # answered on the fresh connection
+        assert requests == [0, 0, 2] and pool.stale == 1 and pool.opened == 2
+        server.close()
+        await server.wait_closed()
+        await pool.close()
+
+    run(main())
+
+
+def test_a_reused_connection_lost_mid_answer_is_not_sent_again() -> None:
+    """Once a byte of the answer arrived the upstream was working on the request: a loss then is the
+    attempt's failure (for the walk to judge), never a silent second request."""
+    count = 0
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal count
+        for n in range(2):
+            await read_request(reader)
+            count += 1
+            if n == 1:
+                writer.write(b'HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n{"partial')
+                await writer.drain()
+                writer.close()
+                return
+            writer.write(sized(b"{}"))
+            await writer.drain()
+
+    async def main() -> None:
+        server, url = await serve(handler)
+        pool = ConnectionPool()
+        assert await (await pool.request("POST", url, {}, b"{}", 5)).read() == b"{}"
+        resp = await pool.request("POST", url, {}, b"{}", 5)
+        with pytest.raises(UpstreamConnectionError):
+            while await resp.content.readany():  # the partial body, then the loss
+                pass
+        assert count == 2 and pool.stale == 0
+        server.close()
+        await server.wait_closed()
+        await pool.close()
+
+    run(main())

@@ -21,7 +21,7 @@ Size = Annotated[int, BeforeValidator(parse_size)]
 
 EFFORT_TIERS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 Effort = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
-ProviderKind = Literal["openai", "anthropic", "vercel", "openrouter"]
+ProviderKind = Literal["openai", "anthropic", "vercel", "openrouter", "llamacpp"]
 Dialect = Literal["openai", "anthropic", "responses"]  # SPEC §1.6: Chat Completions, Messages, Responses
 DIALECTS: tuple[Dialect, ...] = ("openai", "anthropic", "responses")
 # What each kind speaks unless `providers[].dialects` says otherwise (SPEC §1.6).
@@ -30,7 +30,11 @@ KIND_DIALECTS: dict[str, tuple[Dialect, ...]] = {
     "anthropic": ("anthropic",),
     "vercel": DIALECTS,
     "openrouter": DIALECTS,
+    # llama.cpp's llama-server (and local servers of the same shape) answers all three on one root.
+    "llamacpp": DIALECTS,
 }
+# Kinds that serve a model on the operator's own machine: no price library lookup (SPEC §14).
+LOCAL_KINDS: frozenset[str] = frozenset({"llamacpp"})
 Strategy = Literal[
     "priority", "round-robin", "weighted-random", "least-used", "fastest", "cheapest", "throughput", "score"
 ]

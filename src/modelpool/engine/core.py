@@ -30,6 +30,7 @@ from modelpool.config import (
 )
 from modelpool.engine.accounts import Accounts
 from modelpool.engine.hedging import hedging_walker
+from modelpool.engine.rediscovery import DiscoveryRetry
 from modelpool.engine.replica import ReplicaApplier, cursor_key
 from modelpool.engine.responses import continue_response
 from modelpool.events import EventBus, LastPlans, LiveRoute, SessionLog
@@ -115,6 +116,7 @@ class Engine:
         self.state: StateBackend = create_backend(state_cfg, self.state_dir)
         self.client = UpstreamClient(loaded.config.timeouts)
         self.discovery = Discovery(self.client)
+        self._discovery_retry = DiscoveryRetry(lambda: bool(self.discovery.errors), self.rediscover)
         self.health = HealthRegistry(
             lambda: self.runtime.config.pool,
             clock=clock,
@@ -206,6 +208,7 @@ class Engine:
         await self.fleet.start()
         self.observer.start_tracing(self.loaded.config.tracing)  # SPEC §1.2: only when configured
         await self._apply(self.loaded, rediscover=True)
+        self._discovery_retry.check()
         await self.accounts.start()
         self.priors.warm(self.runtime)
         await self.calendar.start()
@@ -224,6 +227,7 @@ class Engine:
         if self._watcher is not None:
             await self._watcher.stop()
             self._watcher = None
+        await self._discovery_retry.stop()
         await self.calendar.stop()
         await self.aggregators.close()
         await self.client.close()
@@ -268,6 +272,7 @@ class Engine:
     async def _on_config_change(self, loaded: LoadedConfig) -> None:
         try:
             await self._apply(loaded, rediscover=True)
+            self._discovery_retry.check()
             self.priors.warm(self.runtime)
             log.info("config reloaded from %s (version %d)", loaded.path, self.runtime.version)
         except ConfigError as err:
@@ -279,6 +284,8 @@ class Engine:
 
     async def rediscover(self) -> None:
         await self._apply(self.loaded, rediscover=True)
+        if self.started:
+            self._discovery_retry.check()
 
     async def reapply_layers(self) -> None:
         """Rebuild the runtime from the current layers (another replica changed the dashboard layer)."""

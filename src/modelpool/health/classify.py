@@ -155,6 +155,8 @@ _REQUEST = _words(
     r"context[ _]length",
     r"maximum context",
     r"prompt is too long",
+    r"exceeds the available context size",  # llama.cpp's llama-server
+    r"exceed_context_size",
     r"field required",
     r"missing required",
     r"上下文长度",

@@ -14,7 +14,7 @@ from typing import Any
 from modelpool.catalog.filters import glob_match
 from modelpool.catalog.model import Route
 from modelpool.config.prices import PeriodPrices, PriceSource, TokenPrices
-from modelpool.config.schema import Config, ModelInfo, ProviderConfig
+from modelpool.config.schema import LOCAL_KINDS, Config, ModelInfo, ProviderConfig
 from modelpool.pricing import library
 from modelpool.pricing.prices import FixedPricing, PeriodPricing, Price, RoutePricing
 
@@ -111,8 +111,8 @@ class PriceBook:
             )
         if isinstance(configured, PriceSource) and configured.source == "off":
             return None
-        if not self._library:
-            return None
+        if not self._library or provider.kind in LOCAL_KINDS:
+            return None  # a local model costs nothing unless `prices` say so: no library price
         if not library.ready():
             return _NOT_YET
         return library.lookup(provider.id, provider.kind, provider.base_url, route.model_id)

@@ -9,6 +9,7 @@ and a block the failed attempt left open closed first.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 
@@ -21,6 +22,7 @@ class ClientStream:
         "last_native",
         "message_id",
         "next_index",
+        "on_complete",
         "open_index",
         "open_item",
         "preamble_sent",
@@ -41,6 +43,14 @@ class ClientStream:
         self.response_id: str | None = None
         self.items: list[dict[str, Any]] = []  # Responses: items finished by earlier attempts
         self.last_native = False  # the last attempt was native: a translator must pick up from here
+        # Called once the reply is whole, just before its terminator is written: from then on the call is
+        # done whatever the client does (an SDK that hangs up right after `[DONE]` is no cancelled call).
+        self.on_complete: Callable[[], None] | None = None
+
+    def complete(self) -> None:
+        if self.on_complete is not None:
+            self.on_complete()
+            self.on_complete = None
 
     @property
     def continuing(self) -> bool:

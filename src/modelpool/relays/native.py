@@ -137,6 +137,7 @@ class NativeStream:
                 if not data:
                     for last in parser.close():
                         if await self._on_event(last, a, held, out):
+                            self.cs.complete()
                             return stream_result(t0, self.first_at, self.usage)
                     raise AttemptFailure(FailureKind.NETWORK, self.UNTERMINATED)
                 if self.passing(a) and not parser.pending:
@@ -160,6 +161,7 @@ class NativeStream:
                     if ev is None:
                         break
                     if await self._on_event(ev, a, held, out):
+                        self.cs.complete()  # before the terminator goes out (ClientStream.on_complete)
                         return stream_result(t0, self.first_at, self.usage)
                 await self.flush(out)
         finally:

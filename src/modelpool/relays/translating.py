@@ -138,6 +138,7 @@ class TranslatingStreamRelay:
                 # decided at the start, and the metadata names its outcome.
                 await self._send(out, final=True)
                 t.set_metadata(self.state.metadata())
+                self.cs.complete()  # before the terminator goes out (ClientStream.on_complete)
                 await self._send([t.finish()], final=True)
                 return stream_result(t0, first_at, t.usage)
             await self._send(out)

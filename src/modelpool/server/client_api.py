@@ -155,6 +155,7 @@ async def _stream(
     cfg = gw.runtime.config
     forward, lossy = cfg.server.forward_headers, cfg.pool.lossy_translation
     relay = stream_relay(call, gw.client, walker.state, start, emit, gw.inner_order, forward, lossy)
+    relay.cs.on_complete = watch.finish  # a client that leaves after the terminator left a complete call
     trace.walker, trace.relay = walker, relay
     try:
         await walker.run(trace.timed(relay.attempt, gw.observer.in_flight))

@@ -13,6 +13,7 @@ import asyncio
 import math
 import random
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
@@ -60,6 +61,7 @@ class ProviderServer:
         self._t0 = time.monotonic()  # schedules count from here (reset when the server starts)
         self.aggregator = Aggregator(spec, fleet.fast, self.elapsed) if spec.kind == "vercel" else None
         self.response_ids: OrderedDict[str, None] = OrderedDict()  # stored responses it produced
+        self._served: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()  # answers per socket
         self._runner: web.ServerRunner | None = None
         self._server: web.Server | None = None
         self._site: web.TCPSite | None = None
@@ -113,6 +115,9 @@ class ProviderServer:
     # ---- dispatch --------------------------------------------------------------------------------
 
     async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        if self.spec.keepalive_replies is not None and self._worn_out(request):
+            abort(request)  # as llama-server: the kept-alive socket is gone before any byte of an answer
+            return web.Response(status=500)  # never sent: the transport is closed
         path = _strip_v1(request.path)
         method = request.method
         speaks = self.spec.speaks
@@ -129,6 +134,15 @@ class ProviderServer:
         return SimError(404, f"Unknown path {request.path}", "invalid_request_error", "not_found").response(
             self._home_dialect
         )
+
+    def _worn_out(self, request: web.BaseRequest) -> bool:
+        """Whether this request arrived on a connection that already carried `keepalive_replies` answers."""
+        transport = request.transport
+        if transport is None:
+            return False
+        served = self._served.get(transport, 0)
+        self._served[transport] = served + 1
+        return served >= (self.spec.keepalive_replies or 0)
 
     @property
     def _home_dialect(self) -> Dialect:
@@ -279,7 +293,9 @@ class ProviderServer:
             script = openai_provider.stream_script(plan, req, meta)
         progress = [0]
         try:
-            resp, rec.content_tokens = await drive(request, script, plan.speed, fault, progress)
+            resp, rec.content_tokens = await drive(
+                request, script, plan.speed, fault, progress, self.spec.end_delay
+            )
         except BaseException:
             rec.content_tokens = progress[0]  # a client that hung up got only these
             raise

@@ -208,6 +208,12 @@ class SimProvider:
     # Refuse what the real services refuse: another provider's signed thinking / encrypted reasoning,
     # `context_management` without its beta header (sim/provenance.py).
     strict: bool = True
+    # Two habits of llama.cpp's llama-server (issue #25) that a gateway must survive: it drops a kept-alive
+    # connection after a few replies without saying so (`keepalive_replies`: the next request on it is met
+    # by a closed socket, no byte of an answer), and it ends a stream's body a moment after the
+    # terminator event (`end_delay` seconds), so a client may hang up between the two.
+    keepalive_replies: int | None = None
+    end_delay: float = 0.0
 
     def __post_init__(self) -> None:
         if self.dialects is not None:

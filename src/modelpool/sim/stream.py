@@ -103,9 +103,11 @@ async def drive(
     speed: Speed,
     fault: Fault | None,
     progress: list[int] | None = None,
+    end_delay: float = 0.0,
 ) -> tuple[web.StreamResponse, int]:
     """Stream `script`; returns the response and the number of content frames sent (for the call record).
-    `progress[0]` counts the content frames written as they go, for a call the client cut short."""
+    `progress[0]` counts the content frames written as they go, for a call the client cut short.
+    `end_delay` holds the body's end back after the terminator (`SimProvider.end_delay`)."""
     progress = [0] if progress is None else progress
     resp = web.StreamResponse(status=200, headers=SSE_HEADERS)
     await resp.prepare(request)
@@ -114,6 +116,8 @@ async def drive(
         await resp.write(
             b"".join((script.head, *script.reasoning, *script.content, script.tail, script.terminator))
         )
+        if end_delay > 0:
+            await asyncio.sleep(end_delay)
         await resp.write_eof()
         return resp, len(script.content)
     await resp.write(script.head)
@@ -146,6 +150,8 @@ async def drive(
             pacer = Pacer(1.0 / fault.delay if fault.delay > 0 else math.inf)
     await pacer.send(resp, script.content[split:], progress)
     await resp.write(script.tail if kind == "no_terminator" else script.tail + script.terminator)
+    if end_delay > 0:
+        await asyncio.sleep(end_delay)
     await resp.write_eof()
     return resp, len(script.content)
 

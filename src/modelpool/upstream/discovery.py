@@ -65,7 +65,10 @@ def parse_model_list(payload: Any) -> list[DiscoveredModel]:
 
 
 def _capabilities(row: dict[str, Any]) -> Capabilities | None:
-    context = row.get("context_window") or row.get("context_length")
+    meta = row.get("meta")
+    # llama-server: `meta.n_ctx` is the context one request may use (a slot's), not the model's training one
+    served_ctx = meta.get("n_ctx") if isinstance(meta, dict) and isinstance(meta.get("n_ctx"), int) else None
+    context = row.get("context_window") or row.get("context_length") or served_ctx
     modalities = (
         (row.get("modalities") or {}).get("input") if isinstance(row.get("modalities"), dict) else None
     )

@@ -39,6 +39,12 @@ class UpstreamConnectionError(ConnectionError):
     """The upstream connection failed, closed or answered something that is not HTTP/1.1."""
 
 
+class StaleConnection(UpstreamConnectionError):
+    """A kept-alive connection ended before any byte of the answer to a request sent on it: the upstream
+    had closed it while idle (llama-server drops one after a few replies without saying so). The request
+    goes again, once, on a fresh connection, as aiohttp and httpx do — neither a retry nor a failure."""
+
+
 class BodyReader:
     """The response body as it arrives (buffered up to `HIGH_WATER`, then the socket is paused)."""
 
@@ -182,6 +188,8 @@ class Connection(asyncio.Protocol):
         self.idle_since = 0.0
         self.closed = False
         self._until_close = False
+        self.reused = False  # the current request went out on a connection an earlier answer used
+        self.answered = False  # a byte of the current request's answer arrived
 
     # -- asyncio.Protocol ---------------------------------------------------------------------------
 
@@ -189,6 +197,7 @@ class Connection(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
+        self.answered = True
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserError as exc:
@@ -201,11 +210,13 @@ class Connection(asyncio.Protocol):
         if self.response is not None and self._until_close and self.headers_done is None:
             self.response.content._finish()  # a body delimited by the connection's end: complete
             return
-        # Never sent again here, even on a reused connection that closed before answering: a reset after
-        # the request went out may be the upstream failing on it (a generation started, maybe billed), so
-        # it is an attempt's failure for the walk to judge, as it was with aiohttp. A connection the
-        # upstream closed while idle is seen closed before reuse and skipped (`_take`).
-        self._fail(UpstreamConnectionError(f"upstream connection lost{f': {exc}' if exc else ''}"))
+        # A reused connection that ends before any byte of the answer was closed by the upstream while
+        # idle (its close raced our request): the pool sends the request again on a fresh connection. Any
+        # other loss may be the upstream failing on the request (a generation started, maybe billed): an
+        # attempt's failure for the walk to judge. A connection seen closed before reuse is skipped (`_take`).
+        stale = self.reused and not self.answered and self.headers_done is not None
+        error = StaleConnection if stale else UpstreamConnectionError
+        self._fail(error(f"upstream connection lost{f': {exc}' if exc else ''}"))
 
     def pause(self) -> bool:
         if self.transport is not None and not self.closed:
@@ -268,6 +279,7 @@ class Connection(asyncio.Protocol):
         assert self.transport is not None
         self.response = Response(self)
         self._until_close = False
+        self.answered = False
         self.headers_done = asyncio.get_running_loop().create_future()
         self.transport.write(head + body)  # one write: headers and body in the same segment
         return self.headers_done
@@ -298,6 +310,7 @@ class ConnectionPool:
         self._targets: dict[str, tuple[tuple[str, str, int], bytes]] = {}
         self._ssl: ssl.SSLContext | None = None
         self.opened = 0  # connections made so far (tests and benchmarks read it)
+        self.stale = 0  # requests sent again because their kept-alive connection had been closed
 
     async def request(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes, connect_timeout: float
@@ -305,7 +318,13 @@ class ConnectionPool:
         """Send the request; the response once its status and headers arrived."""
         origin, target = self._target(url)
         head = _head(method, target, origin, headers, len(body))
-        conn = self._take(origin) or await self._connect(origin, connect_timeout)
+        conn = self._take(origin)
+        if conn is not None:
+            try:
+                return await self._exchange(conn, head, body)
+            except StaleConnection:
+                self.stale += 1  # closed by the upstream while idle: once more on a fresh connection
+        conn = await self._connect(origin, connect_timeout)
         return await self._exchange(conn, head, body)
 
     async def close(self) -> None:
@@ -345,6 +364,7 @@ class ConnectionPool:
             if now - conn.idle_since > self.keepalive:
                 conn.close()
                 continue
+            conn.reused = True
             return conn
         return None
 

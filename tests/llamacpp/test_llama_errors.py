@@ -1,0 +1,150 @@
+"""llama-server's own errors through modelpool, a llama-server killed mid-stream, and failover onto it
+(issue #25): its 4xx reach the client with its message (in the client's dialect where translated), a crash
+mid-answer is a detectable failure, never a clean truncation."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import anthropic
+import httpx
+import openai
+import pytest
+
+from llama_server import ALIAS, LlamaServer
+from llamacpp.helpers import anth, chat_body, gateway_config, oai
+from modelpool.sim import Fault, FleetSpec, FleetThread, SimModel, SimProvider
+from serve_process import ServeProcess, serve_process
+
+LONG = "word " * 3000  # ~3,000 tokens: over a 2,048-token slot
+
+
+@pytest.fixture(scope="module")
+def gateway(llama: LlamaServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    """llama-server natively (all three dialects) and, as `llama-chat`, limited to Chat Completions."""
+    cfg = gateway_config(
+        llama.provider(),
+        llama.provider("llama-chat", dialects=["openai"], models=[f"{ALIAS}"]),
+        groups=[
+            {"id": "native", "models": [f"llama/{ALIAS}"]},
+            {"id": "translated", "models": [f"llama-chat/{ALIAS}"]},
+        ],
+    )
+    with serve_process(cfg, tmp_path_factory.mktemp("gw")) as gw:
+        yield gw
+
+
+def llama_message(llama: LlamaServer, body: dict[str, object]) -> str:
+    reply = llama.post("/v1/chat/completions", body)
+    assert reply.status_code == 400
+    return str(reply.json()["error"]["message"])
+
+
+def test_a_prompt_over_the_context_is_llamas_400(gateway: ServeProcess, llama: LlamaServer) -> None:
+    want = llama_message(llama, chat_body(LONG, 8))
+    assert "exceeds the available context size" in want
+    for stream in (False, True):
+        with pytest.raises(openai.BadRequestError) as err:
+            r = oai(gateway.url).chat.completions.create(**chat_body(LONG, 8), stream=stream)
+            list(r) if stream else None  # type: ignore[call-overload]
+        assert err.value.status_code == 400
+        assert want in str(err.value)
+    # Translated (an Anthropic client on the Chat-only route): Anthropic's shape, llama's words.
+    with pytest.raises(anthropic.BadRequestError) as aerr:
+        anth(gateway.url).messages.create(
+            model="translated", max_tokens=8, messages=[{"role": "user", "content": LONG}]
+        )
+    assert aerr.value.status_code == 400
+    body = aerr.value.response.json()
+    assert body["type"] == "error" and body["error"]["type"] == "invalid_request_error"
+    assert "exceeds the available context size" in body["error"]["message"]
+
+
+def test_a_bad_parameter_is_llamas_400_with_its_message(gateway: ServeProcess, llama: LlamaServer) -> None:
+    want = llama_message(llama, chat_body("Hi", 8, n=3))
+    reply = httpx.post(
+        gateway.url + "/v1/chat/completions",
+        json={**chat_body("Hi", 8, n=3), "model": "native"},
+        headers={"authorization": "Bearer k"},
+        timeout=60,
+    )
+    assert reply.status_code == 400
+    assert reply.json()["error"]["message"] == want  # native: llama's body unchanged
+    # The route is not blamed for the request's own fault: the next call is served.
+    ok = oai(gateway.url).chat.completions.create(**{**chat_body("Hi", 4), "model": "native"})
+    assert ok.choices[0].message.content
+
+
+def test_a_llama_server_killed_mid_stream_is_a_detectable_failure(tmp_path: Path) -> None:
+    victim = LlamaServer(tmp_path / "victim", ctx=2048, slots=1).start()
+    try:
+        cfg = gateway_config(victim.provider(), retries_per_route=0)
+        with serve_process(cfg, tmp_path) as gw:
+            body = {**chat_body("Write a very long story about the sea.", 1500), "stream": True}
+            body.pop("seed")
+            seen: list[str] = []
+            with httpx.stream(
+                "POST",
+                gw.url + "/v1/chat/completions",
+                json=body,
+                headers={"authorization": "Bearer k"},
+                timeout=60,
+            ) as resp:
+                assert resp.status_code == 200
+                killer: threading.Thread | None = None
+                for line in resp.iter_lines():
+                    seen.append(line)
+                    if killer is None and '"content":"' in line:
+                        killer = threading.Thread(target=victim.kill)
+                        killer.start()
+            assert killer is not None
+            killer.join()
+        text = "\n".join(seen)
+        assert "data: [DONE]" not in text  # no success terminator after a cut answer
+        assert '"error"' in text  # the client is told, in its dialect's error event
+    finally:
+        victim.stop()
+
+
+def test_a_failing_route_fails_over_to_llama_before_content(llama: LlamaServer, tmp_path: Path) -> None:
+    broken = SimProvider(
+        "broken", models=[SimModel(ALIAS)], ttft=0.01, faults=[Fault("server_error", status=500)]
+    )
+    with FleetThread(FleetSpec([broken])) as ft:
+        sim = ft.to_config()["providers"]
+        cfg = gateway_config(*sim, llama.provider(models=[ALIAS]), provider_order=["broken", "llama"])
+        with serve_process(cfg, tmp_path) as gw:
+            for stream in (False, True):
+                t0 = time.monotonic()
+                raw = oai(gw.url).chat.completions.with_raw_response.create(
+                    **chat_body("Say hi", 8), stream=stream
+                )
+                assert raw.headers["x-modelpool-route"] == f"llama/{ALIAS}"
+                if stream:
+                    text = "".join(c.choices[0].delta.content or "" for c in raw.parse() if c.choices)
+                else:
+                    text = raw.parse().choices[0].message.content or ""  # type: ignore[union-attr]
+                assert text and time.monotonic() - t0 < 60
+            assert ft.calls("broken"), "the failing route was tried first"
+
+
+def test_a_llama_server_started_after_the_gateway_is_found(tmp_path: Path) -> None:
+    """Started together (a compose file, a boot script), the gateway asks before llama-server is up
+    (refused, then `503 Loading model`): discovery keeps trying in the background and the pool appears."""
+    late = LlamaServer(tmp_path / "late", ctx=2048, slots=1)
+    try:
+        with serve_process(gateway_config(late.provider()), tmp_path) as gw:
+            assert httpx.get(gw.url + "/v1/models", timeout=10).json()["data"] == []
+            late.start()
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                if httpx.get(gw.url + "/v1/models", timeout=10).json()["data"]:
+                    break
+                time.sleep(0.5)
+            reply = oai(gw.url).chat.completions.create(**chat_body("Say hi", 4))
+            assert reply.choices[0].message.content
+    finally:
+        late.stop()
