@@ -35,6 +35,7 @@ from modelpool.engine.responses import continue_response
 from modelpool.events import EventBus, LastPlans, LiveRoute, SessionLog
 from modelpool.fleet import FleetView
 from modelpool.health.registry import HealthRegistry
+from modelpool.history import SessionHistory, create_history_store
 from modelpool.hedge.policy import HedgeBudget
 from modelpool.offloop import build_off_loop, settle_heap
 from modelpool.periods import CalendarStore, default_cache_path
@@ -169,6 +170,10 @@ class Engine:
         self.started_at = time.time()
         self.observer: CallObserver = NoObserver()  # the HTTP face's metrics and call log (observe/)
         self.accounts = Accounts(self, clock)  # client keys, limits, usage and cost (SPEC §14)
+        # SPEC §8: every call of a session, in the state backend (the HTTP face feeds it, off the path)
+        self.history = SessionHistory(
+            create_history_store(self.state), lambda: self.runtime.config.sessions, clock=clock
+        )
 
     # ---- construction -------------------------------------------------------------------------
 
@@ -207,6 +212,7 @@ class Engine:
         self.observer.start_tracing(self.loaded.config.tracing)  # SPEC §1.2: only when configured
         await self._apply(self.loaded, rediscover=True)
         await self.accounts.start()
+        await self.history.start()
         self.priors.warm(self.runtime)
         await self.calendar.start()
         if watch and self.loaded.path is not None:
@@ -228,6 +234,7 @@ class Engine:
         await self.aggregators.close()
         await self.client.close()
         await self.accounts.close()
+        await self.history.close()
         await self.fleet.stop()
         await self.state.close()
         await asyncio.to_thread(self.observer.stop_tracing)  # flushes the last spans (bounded)
