@@ -58,7 +58,9 @@ async def test_a_session_keeps_its_last_calls_and_counts_all_of_them(store: Hist
 
     async def go() -> dict | None:
         for batch in range(3):  # three flushes of four calls each
-            await store.add([("s1", entry(batch * 4 + i, NOW + batch * 4 + i)) for i in range(4)], NOW, limits)
+            await store.add(
+                [("s1", entry(batch * 4 + i, NOW + batch * 4 + i)) for i in range(4)], NOW, limits
+            )
         await store.add([("s2", entry(99))], NOW, limits)
         return await store.session("s1", NOW + 20, limits)
 
@@ -82,7 +84,11 @@ async def test_at_most_kept_sessions_the_most_recently_active(store: HistoryStor
         for i in (3, 4):  # two newcomers: the two least recently active (s0, s2) go
             await store.add([(f"s{i}", entry(i, NOW + 1 + i))], NOW + 1 + i, limits)
         listed = [s["session"] for s in await store.summaries(10, NOW + 10, limits)]
-        return listed, await store.session("s2", NOW + 10, limits), await store.session("s1", NOW + 10, limits)
+        return (
+            listed,
+            await store.session("s2", NOW + 10, limits),
+            await store.session("s1", NOW + 10, limits),
+        )
 
     listed, gone, back = await go()
     assert listed == ["s4", "s3", "s1"]

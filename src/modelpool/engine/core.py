@@ -35,8 +35,8 @@ from modelpool.engine.responses import continue_response
 from modelpool.events import EventBus, LastPlans, LiveRoute, SessionLog
 from modelpool.fleet import FleetView
 from modelpool.health.registry import HealthRegistry
-from modelpool.history import SessionHistory, create_history_store
 from modelpool.hedge.policy import HedgeBudget
+from modelpool.history import SessionHistory, create_history_store
 from modelpool.offloop import build_off_loop, settle_heap
 from modelpool.periods import CalendarStore, default_cache_path
 from modelpool.routing.call import Call, Candidate

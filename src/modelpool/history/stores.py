@@ -97,7 +97,9 @@ class MemoryHistoryStore(HistoryStore):
         for sid, entry in batch:
             s = self._sessions.get(sid)
             if s is None:
-                s = self._sessions[sid] = _Session(new_summary(sid, entry.get("at") or now), limits.calls_kept)
+                s = self._sessions[sid] = _Session(
+                    new_summary(sid, entry.get("at") or now), limits.calls_kept
+                )
             elif s.calls.maxlen != limits.calls_kept:  # the limit changed (config reload)
                 s.calls = deque(s.calls, maxlen=limits.calls_kept)
             s.calls.append(entry)
