@@ -18,8 +18,8 @@ def _usd(value: float | None) -> str:
     return f"${value:.6f}" if value < 1 else f"${value:,.2f}"
 
 
-def _when(at: float | None) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at)) if at else "—"
+def _when(at: float | None, fmt: str = "%Y-%m-%d %H:%M:%S") -> str:
+    return time.strftime(fmt, time.localtime(at)) if at else "—"
 
 
 def _num(value: Any) -> str:
@@ -45,7 +45,7 @@ def render_sessions(data: dict[str, Any]) -> None:
             _num(s.get("tokens_in")),
             _num(s.get("tokens_out")),
             _usd(s.get("cost_usd")),
-            _when(s.get("last_at") or s.get("at")),
+            _when(s.get("last_at") or s.get("at"), "%m-%d %H:%M"),
         )
     console.print(table)
 
@@ -93,7 +93,7 @@ def render_session(data: dict[str, Any]) -> None:
     for c in calls:
         switches = ", ".join(f"{s['from']} → {s['to']} ({s['kind']})" for s in c.get("switches") or [])
         table.add_row(
-            _when(c.get("at")),
+            _when(c.get("at"), "%H:%M:%S"),
             escape(str(c.get("route") or "—"))
             + (f" [dim]{escape(c['purpose'])}[/]" if c.get("purpose") else ""),
             _attempts(c),

@@ -80,6 +80,18 @@ class CallRequest:
         return out
 
 
+    def user_texts(self) -> list[str]:
+        """The texts of the user's own turns, in order (tool results and instructions left out)."""
+        out: list[str] = []
+        turns = self.body.get("messages") if self.dialect != "responses" else self.body.get("input")
+        if isinstance(turns, str):
+            return [turns]
+        for turn in turns if isinstance(turns, list) else []:
+            if isinstance(turn, dict) and turn.get("role") == "user" and turn.get("type", "message") == "message":
+                _collect_text(turn.get("content"), out)
+        return out
+
+
 def parse_openai(body: Any) -> CallRequest:
     messages = _common(body)
     tools = _chat_tools(body.get("tools"))
