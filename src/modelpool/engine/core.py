@@ -270,6 +270,7 @@ class Engine:
         if hasattr(self, "calendar"):
             self.calendar.configure(config.holidays, config.peak.time_zone)
         self.runtime = await build_off_loop(self._build_runtime, config)
+        self.sessions.limit = config.sessions.kept  # live routes: as many sessions as the history keeps
         self.config_error = None
 
     async def _on_config_change(self, loaded: LoadedConfig) -> None:

@@ -87,7 +87,9 @@ class CallRequest:
         if isinstance(turns, str):
             return [turns]
         for turn in turns if isinstance(turns, list) else []:
-            if isinstance(turn, dict) and turn.get("role") == "user" and turn.get("type", "message") == "message":
+            if not isinstance(turn, dict) or turn.get("type", "message") != "message":
+                continue  # Responses input items that are not messages (tool calls and their outputs)
+            if turn.get("role") == "user":
                 _collect_text(turn.get("content"), out)
         return out
 
