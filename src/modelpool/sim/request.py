@@ -79,7 +79,6 @@ class CallRequest:
                     _collect_text(turn.get("content"), out)
         return out
 
-
     def user_texts(self) -> list[str]:
         """The texts of the user's own turns, in order (tool results and instructions left out)."""
         out: list[str] = []
