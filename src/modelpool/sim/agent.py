@@ -61,7 +61,9 @@ def codex_patch(task: AgentTask) -> str:
 
 
 def shell_script(task: AgentTask) -> str:
-    return f"printf %s {shlex.quote(task.content)} > {shlex.quote(task.file)}"
+    write = f"printf %s {shlex.quote(task.content)} > {shlex.quote(task.file)}"
+    folder = posixpath.dirname(task.file)
+    return f"mkdir -p {shlex.quote(folder)} && {write}" if folder else write
 
 
 def find_cwd(req: CallRequest) -> str | None:

@@ -87,11 +87,11 @@ def reasoning_count(model: SimModel, req: CallRequest) -> int:
 def make_plan(provider_id: str, model: SimModel, req: CallRequest, speed: Speed) -> Plan:
     """`provider_id` is the tag written into the text (the sim provider that answers)."""
     reasoning = reasoning_tokens(provider_id, req.model, reasoning_count(model, req))
-    # The demo's agent takes its file from the prompt; a prompt naming none gets the model's usual answer.
+    # The demo's agent takes its file from the prompt; a prompt naming none gets the model's usual text.
     task = model.agent.for_prompt(req.user_texts()) if model.agent is not None else None
     plan = _agent_plan(provider_id, task, req, speed, reasoning) if task is not None else None
     if plan is None:  # an agent with no tool that can write answers in text, it does not call others
-        plan = _plain_plan(provider_id, model, req, speed, reasoning, tools=task is None)
+        plan = _plain_plan(provider_id, model, req, speed, reasoning, tools=model.agent is None)
     plan.cached_tokens = min(model.cached_tokens, req.prompt_tokens)
     plan.cache_creation_tokens = model.cache_creation_tokens
     if model.web_search and plan.tool_name is None:
