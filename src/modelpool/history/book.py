@@ -19,6 +19,7 @@ from modelpool.history.stores import Entry, HistoryStore, Limits
 log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL = 0.5
+MAX_RETRY = 20_000  # call entries held for a store that is down; the oldest go first beyond this
 # The face that records calls says how one of its call records becomes (session id, entry) — or None for a
 # call that belongs to no session. Called in the background, with `wall_at_mono` turning the record's
 # monotonic start into wall time.
@@ -108,8 +109,15 @@ class SessionHistory:
             try:
                 await self.store.add(batch, self.clock(), self.limits())
             except BaseException:
-                self._retry = batch + self._retry  # nothing is lost; it goes with the next flush
-                del self._retry[: max(0, len(self._retry) - self.limits().calls_kept * 10)]
+                self._retry = batch + self._retry  # it goes with the next flush
+                over = len(self._retry) - MAX_RETRY
+                if over > 0:  # a long outage: keep the newest calls, say what was let go
+                    del self._retry[:over]
+                    log.warning(
+                        "sessions: the %s store is down; %d oldest call entries dropped",
+                        self.store.name,
+                        over,
+                    )
                 raise
 
     async def session(self, sid: str) -> dict[str, Any] | None:
