@@ -7,6 +7,7 @@ tokens and cost."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -78,9 +79,15 @@ def test_claude_codes_session_is_listed_under_its_own_id_with_calls_tokens_and_c
 
 
 def _dashboard_shows(gw: GatewayServer, sid: str, n_calls: int) -> None:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing (apt-get install chromium)")
-    from playwright.sync_api import expect, sync_playwright
+    try:
+        from playwright.sync_api import expect, sync_playwright
+    except ImportError:
+        sync_playwright = None  # type: ignore[assignment]
+    if sync_playwright is None or not Path(CHROMIUM).exists():
+        message = f"the dashboard half needs playwright and {CHROMIUM} (apt-get install chromium)"
+        if os.environ.get("MODELPOOL_REQUIRE_BROWSER"):  # CI: a missing browser fails, never skips
+            pytest.fail(message)
+        pytest.skip(message)
 
     expect.set_options(timeout=15_000)
     with sync_playwright() as pw:
