@@ -37,7 +37,7 @@ def block(name: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def demo() -> Iterator[str]:
+def demo() -> Iterator[tuple[str, Path]]:
     """`modelpool demo --port P`: the command the README starts, with its demo traffic running."""
     port = free_port()
     workdir = Path(tempfile.mkdtemp(prefix="mp-demo-"))
@@ -58,7 +58,7 @@ def demo() -> Iterator[str]:
             if time.monotonic() > deadline:
                 pytest.fail("modelpool demo did not become ready")
             time.sleep(0.1)
-        yield url
+        yield url, workdir / "demo.log"
     finally:
         proc.terminate()
         try:
@@ -94,16 +94,28 @@ def run_block(name: str, url: str) -> tuple[subprocess.CompletedProcess[str], Pa
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_the_readme_agent_command_creates_its_file_on_the_demo(name: str, demo: str) -> None:
+def test_the_readme_agent_command_creates_its_file_on_the_demo(name: str, demo: tuple[str, Path]) -> None:
+    url, log = demo
     client = "claude" if name == "demo-claude" else "codex"
     if not (BIN / client).exists():
         message = f"{client} is not installed in tests/clients (npm ci --prefix tests/clients)"
         if os.environ.get("MODELPOOL_REQUIRE_CLIENTS") == "1":
             pytest.fail(message)
         pytest.skip(message)
-    proc, work = run_block(name, demo)
+    proc, work = run_block(name, url)
     explain = f"exit {proc.returncode}\n--- stdout\n{proc.stdout[-3000:]}\n--- stderr\n{proc.stderr[-3000:]}"
     filename, line = EXPECTED[name]
     assert proc.returncode == 0, explain
     assert (work / filename).read_text() == line + "\n", explain
     assert proc.stdout.rstrip().endswith(line), explain  # the block's `cat` printed it
+    if name == "demo-codex":  # the session Codex printed is on the demo's Sessions page, by that id
+        sid = re.search(r"session id: ([0-9a-f-]{36})", proc.stdout + proc.stderr)
+        assert sid, explain
+        token = re.search(r"admin token: (\S+)", log.read_text())
+        assert token, log.read_text()
+        r = httpx.get(
+            f"{url}/admin/sessions/{sid.group(1)}", headers={"Authorization": f"Bearer {token.group(1)}"}
+        )
+        assert r.status_code == 200, r.text
+        calls = r.json()["calls"]
+        assert calls and all(c["outcome"] == "ok" and c["tokens_in"] for c in calls), calls

@@ -119,6 +119,13 @@ def test_retention_limits_from_config_hold_through_the_server(fleet: FleetThread
         for i in range(5):
             chat(gw, "third", text=f"more {i}")
         third = admin(gw, "/admin/sessions/third")
+        in_force = {r["key"]: r for r in admin(gw, "/admin/status")["in_force"]}
+        unauthorized = httpx.get(gw.url + "/admin/sessions/third", timeout=15)
+    assert (
+        in_force["sessions.calls_kept"]["value"] == 3 and in_force["sessions.calls_kept"]["layer"] == "file"
+    )
+    assert in_force["sessions.ttl"]["value"] == 3600.0 and in_force["sessions.kept"]["value"] == 2
+    assert unauthorized.status_code == 401  # a session's calls are behind the admin token
     assert gone["summary"] is None and gone["calls"] == [] and gone["live_route"] is None
     assert listed == ["third", "second"]
     assert len(third["calls"]) == 3 and third["summary"]["calls"] == 6 and third["calls_kept"] == 3
