@@ -166,3 +166,15 @@ def test_history_survives_a_restart_on_sqlite_and_the_cli_reads_it(
     assert table.returncode == 0, table.stderr
     assert "kept-over-restart" in table.stdout and "alpha/m1" in table.stdout and "2 calls" in table.stdout
     assert listing.returncode == 0 and "kept-over-restart" in listing.stdout, listing.stderr
+
+
+def test_a_hedged_call_names_its_hedge_in_the_history(fleet: FleetThread) -> None:
+    fleet.set_faults("alpha", [Fault("stall", delay=3.0, times=1)])  # alpha silent before its first byte
+    hedge = {"enabled": True, "after": "200ms", "budget": "100%"}
+    with GatewayServer(priced(fleet, pool={"strategy": "priority", "hedge": hedge})) as gw:
+        chat(gw, "raced", stream=True)
+        one = admin(gw, "/admin/sessions/raced")
+    (call,) = one["calls"]
+    assert call["route"] == "beta/m1" and call["outcome"] == "ok"
+    assert call["hedged"] == "alpha/m1 → beta/m1", call
+    assert call["ttft_ms"] is not None
