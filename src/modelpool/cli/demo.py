@@ -82,6 +82,10 @@ def _banner(port: int, token: str, fleet: Any, traffic: bool) -> None:
     print(f"    curl -sN {url}/v1/chat/completions -H 'content-type: application/json' \\")
     body = f'{{"model": "{DEMO_POOL}", "stream": true, "messages": [{{"role": "user", "content": "hi"}}]}}'
     print(f"      -d '{body}'")
+    print("  try an agent (it writes the file the prompt names; README: 'Try an agent on the demo'):")
+    claude = "claude -p 'create hello.txt' --allowedTools Write"
+    print(f"    ANTHROPIC_BASE_URL={url} ANTHROPIC_AUTH_TOKEN=demo {claude}")
+    print(f"    modelpool sessions --url {url} --token {token}")
     print(f"    modelpool status --url {url} --token {token}")
     print(f"    modelpool models --url {url} --token {token}")
     if traffic:
