@@ -128,13 +128,13 @@ class SessionLog:
 
     def __init__(self, limit: int = MAX_SESSIONS) -> None:
         self._sessions: OrderedDict[str, LiveRoute] = OrderedDict()
-        self._limit = limit
+        self.limit = limit  # `sessions.kept` once a config is applied
         self.on_record: Callable[[LiveRoute], None] | None = None  # the fleet view ships it (shared state)
 
     def record(self, live: LiveRoute) -> None:
         self._sessions[live.session] = live
         self._sessions.move_to_end(live.session)
-        while len(self._sessions) > self._limit:
+        while len(self._sessions) > self.limit:
             self._sessions.popitem(last=False)
         if self.on_record is not None:
             self.on_record(live)

@@ -27,7 +27,7 @@ import time
 from collections import OrderedDict, deque
 from typing import Any
 
-from modelpool.events import MAX_SESSIONS, RING, EventBus, LiveRoute, SessionLog
+from modelpool.events import RING, EventBus, LiveRoute, SessionLog
 from modelpool.state.base import StateBackend
 from modelpool.walk.consent import Question, QuestionBoard, is_refusal
 
@@ -172,7 +172,7 @@ class FleetView:
             return
         self.sessions[sid] = value
         self.sessions.move_to_end(sid)
-        while len(self.sessions) > MAX_SESSIONS:
+        while len(self.sessions) > self.local_sessions.limit:
             self.sessions.popitem(last=False)
 
     def _apply_event(self, key: str, event: dict[str, Any], keep: bool) -> None:

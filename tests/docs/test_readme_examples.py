@@ -62,6 +62,8 @@ def test_every_guide_is_marked() -> None:
         "lb-config",
         "lb-serve",
         "tracing-config",
+        "demo-claude",  # run against the real `modelpool demo` by tests/clients/test_demo_agents.py
+        "demo-codex",
     }
 
 

@@ -21,6 +21,9 @@ def demo_config(fleet: Any, token: str, port: int) -> dict[str, Any]:
     cfg: dict[str, Any] = fleet.to_config()
     cfg["server"] = {"host": "127.0.0.1", "port": port, "admin_token": token}
     cfg["state"] = {"backend": "memory"}
+    # The agent CLIs ask for their own model names (Claude Code's side calls use a Haiku even when the
+    # main model is set): every one of them reaches the demo pool.
+    cfg["aliases"] = {"claude-*": DEMO_POOL, "gpt-*": DEMO_POOL, "o[0-9]*": DEMO_POOL, "codex-*": DEMO_POOL}
     cfg["holidays"] = {"source": "bundled"}  # the demo makes no request beyond loopback
     cfg["pool"] = {"strategy": "fastest", "retry_backoff": "100ms", "cooldown": "10s"}
     # Demo timing: failures show up within seconds, not minutes.
@@ -79,6 +82,10 @@ def _banner(port: int, token: str, fleet: Any, traffic: bool) -> None:
     print(f"    curl -sN {url}/v1/chat/completions -H 'content-type: application/json' \\")
     body = f'{{"model": "{DEMO_POOL}", "stream": true, "messages": [{{"role": "user", "content": "hi"}}]}}'
     print(f"      -d '{body}'")
+    print("  try an agent (it writes the file the prompt names; README: 'Try an agent on the demo'):")
+    claude = "claude -p 'create hello.txt' --allowedTools Write"
+    print(f"    ANTHROPIC_BASE_URL={url} ANTHROPIC_AUTH_TOKEN=demo {claude}")
+    print(f"    modelpool sessions --url {url} --token {token}")
     print(f"    modelpool status --url {url} --token {token}")
     print(f"    modelpool models --url {url} --token {token}")
     if traffic:

@@ -160,6 +160,29 @@ def usage(
 
 
 @app.command()
+def sessions(
+    session: Annotated[str | None, typer.Argument(help="A session id: list its calls.")] = None,
+    url: UrlOpt = None,
+    token: TokenOpt = None,
+    json: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Sessions with their calls and cost so far; with an ID, that session's calls."""
+    from urllib.parse import quote
+
+    from modelpool.cli.remote import admin_get
+    from modelpool.cli.render import print_json
+    from modelpool.cli.sessions import render_session, render_sessions
+
+    if session is None:
+        data = admin_get("/admin/sessions", url, token, config)
+        print_json(data) if json else render_sessions(data)
+    else:
+        data = admin_get(f"/admin/sessions/{quote(session, safe='')}", url, token, config)
+        print_json(data) if json else render_session(data)
+
+
+@app.command()
 def keys(url: UrlOpt = None, token: TokenOpt = None, json: JsonOpt = False, config: ConfigOpt = None) -> None:
     """Client keys by name or short hash, with their limits and spend."""
     from modelpool.cli.remote import admin_get

@@ -87,6 +87,14 @@ class StateConfig(_Model):
     persist_ttl: Duration = 24 * 3600.0
 
 
+class SessionsConfig(_Model):
+    """Per-session call history (SPEC §8): how much of it the state backend keeps."""
+
+    calls_kept: int = Field(default=200, ge=1, le=100_000)  # the last N calls of each session
+    kept: int = Field(default=2000, ge=1, le=1_000_000)  # the most recently active sessions
+    ttl: Duration = 7 * 24 * 3600.0  # a session idle this long is forgotten
+
+
 class TimeoutsConfig(_Model):
     """Per-attempt upstream timeouts (SPEC §3.2). Not in the SPEC's sample; defaults suit chat models."""
 
@@ -343,6 +351,7 @@ class TracingConfig(_Model):
 class Config(_Model):
     server: ServerConfig = Field(default_factory=ServerConfig)
     state: StateConfig = Field(default_factory=StateConfig)
+    sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     timeouts: TimeoutsConfig = Field(default_factory=TimeoutsConfig)
     providers: list[ProviderConfig] = Field(default_factory=list)
     aliases: dict[str, str] = Field(default_factory=dict)

@@ -37,6 +37,7 @@ from modelpool.events import EventBus, LastPlans, LiveRoute, SessionLog
 from modelpool.fleet import FleetView
 from modelpool.health.registry import HealthRegistry
 from modelpool.hedge.policy import HedgeBudget
+from modelpool.history import SessionHistory, create_history_store
 from modelpool.offloop import build_off_loop, settle_heap
 from modelpool.periods import CalendarStore, default_cache_path
 from modelpool.routing.call import Call, Candidate
@@ -171,6 +172,10 @@ class Engine:
         self.started_at = time.time()
         self.observer: CallObserver = NoObserver()  # the HTTP face's metrics and call log (observe/)
         self.accounts = Accounts(self, clock)  # client keys, limits, usage and cost (SPEC §14)
+        # SPEC §8: every call of a session, in the state backend (the HTTP face feeds it, off the path)
+        self.history = SessionHistory(
+            create_history_store(self.state), lambda: self.runtime.config.sessions, clock=clock
+        )
 
     # ---- construction -------------------------------------------------------------------------
 
@@ -210,6 +215,7 @@ class Engine:
         await self._apply(self.loaded, rediscover=True)
         self._discovery_retry.check()
         await self.accounts.start()
+        await self.history.start()
         self.priors.warm(self.runtime)
         await self.calendar.start()
         if watch and self.loaded.path is not None:
@@ -232,6 +238,7 @@ class Engine:
         await self.aggregators.close()
         await self.client.close()
         await self.accounts.close()
+        await self.history.close()
         await self.fleet.stop()
         await self.state.close()
         await asyncio.to_thread(self.observer.stop_tracing)  # flushes the last spans (bounded)
@@ -267,6 +274,7 @@ class Engine:
         if hasattr(self, "calendar"):
             self.calendar.configure(config.holidays, config.peak.time_zone)
         self.runtime = await build_off_loop(self._build_runtime, config)
+        self.sessions.limit = config.sessions.kept  # live routes: as many sessions as the history keeps
         self.config_error = None
 
     async def _on_config_change(self, loaded: LoadedConfig) -> None:

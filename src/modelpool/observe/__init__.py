@@ -18,6 +18,7 @@ from prometheus_client.registry import Collector
 
 from modelpool import logs
 from modelpool.observe.collector import GatewayCollector
+from modelpool.observe.history import session_entry
 from modelpool.observe.metrics import Flusher, Tally, multiprocess_dir
 from modelpool.observe.trace import CallTrace, usage_tokens
 
@@ -60,6 +61,8 @@ class Observer:
 
             multiprocess.MultiProcessCollector(self.registry, path=self.mp_dir)
         self.registry.register(self._collector)
+        gw.history.describe = session_entry  # the session history book describes our traces later
+        self._history = gw.history.pending
 
     def begin(self, ingress: str, headers: Mapping[str, str]) -> CallTrace:
         trace = CallTrace(ingress, headers)
@@ -92,6 +95,7 @@ class Observer:
             trace.end()
             self.tally.record(trace)
             self.gw.accounts.finish(trace.key, trace.ticket, trace.walker, trace.served)
+            self._history.append(trace)  # SPEC §8: described and stored in the background
             if trace.otel is not None:
                 trace.otel.finish(trace, usage_tokens(trace.relay) if trace.served else (None, None))
             if call_log.isEnabledFor(logging.INFO):

@@ -13,7 +13,15 @@ SESSION_HEADERS = (
     "x-modelpool-session",
     "x-deepseek-harness-session-id",
     "x-session-affinity",
+    # The agent CLIs' own: Claude Code; Codex (0.171 sends `session-id` and `thread-id`, older releases
+    # `session_id` and `conversation_id`). Each is the id the CLI prints for the session.
+    "x-claude-code-session-id",
+    "session_id",
+    "session-id",
+    "conversation_id",
+    "conversation-id",
 )
+MAX_ID = 200  # characters of a client's session id kept (it is shown, stored and used as a key)
 
 
 def session_id(headers: Mapping[str, str], body: dict[str, Any], pool_id: str) -> str:
@@ -22,15 +30,35 @@ def session_id(headers: Mapping[str, str], body: dict[str, Any], pool_id: str) -
     for name in SESSION_HEADERS:
         value = headers.get(name)
         if value:
-            return value
+            return value[:MAX_ID]
     meta = body.get("metadata")
-    if isinstance(meta, dict) and isinstance(meta.get("user_id"), str) and meta["user_id"]:
-        return meta["user_id"]
+    if isinstance(meta, dict):
+        user = meta.get("user_id")
+        found = _user_session(user) if isinstance(user, str) and user else None
+        if found:
+            return found[:MAX_ID]
     for key in ("prompt_cache_key", "user"):
         value = body.get(key)
         if isinstance(value, str) and value:
-            return value
+            return value[:MAX_ID]
     return "fp-" + _fingerprint(pool_id, body)
+
+
+def _user_session(user_id: str) -> str | None:
+    """Anthropic `metadata.user_id`. Claude Code puts a JSON object in it (`{"device_id": …,
+    "account_uuid": …, "session_id": …}`): its `session_id` is the session the user sees in the CLI; a
+    device id alone stands for the user, not a conversation, so such an object without a session id
+    counts as none (the next source decides) rather than being shown as a blob."""
+    if not user_id.startswith("{"):
+        return user_id
+    try:
+        parsed = orjson.loads(user_id)
+    except orjson.JSONDecodeError:
+        return user_id
+    if not isinstance(parsed, dict):
+        return user_id
+    sid = parsed.get("session_id")
+    return sid if isinstance(sid, str) and sid else None
 
 
 def _fingerprint(pool_id: str, body: dict[str, Any]) -> str:

@@ -27,17 +27,55 @@ async def _body(request: Request) -> dict[str, Any]:
     return data
 
 
+LIST_LIMIT = 500  # sessions in one `GET /admin/sessions` (most recently active first; `?limit=` up to kept)
+
+
 async def sessions(gw: Engine, request: Request) -> Response:
-    # Every replica's sessions when the state is shared (the fleet view), this process's otherwise.
-    return json_response({"sessions": gw.fleet.all_sessions()})
+    """Every session's live route (every replica's when the state is shared: the fleet view) with its
+    calls, tokens and cost so far (the history store), most recently active first. A session whose calls
+    all failed, or one from before a restart (sqlite, redis), has history but no live route."""
+    limit = _limit(request.query_params.get("limit"), gw.runtime.config.sessions.kept)
+    live = {s["session"]: s for s in gw.fleet.all_sessions()}
+    try:
+        summaries = await gw.history.summaries(limit)
+    except Exception as exc:  # the store is down: the live routes still answer, and say so
+        return json_response({"sessions": list(live.values())[:limit], "history_error": str(exc)})
+    rows: dict[str, dict[str, Any]] = {}
+    for summary in summaries:
+        row = {**summary, **live.get(summary["session"], {})}
+        row["last_route"] = summary["route"]
+        rows[summary["session"]] = row
+    for sid, lv in live.items():
+        rows.setdefault(sid, lv)
+    ordered = sorted(rows.values(), key=lambda r: -max(r.get("last_at") or 0, r.get("at") or 0))
+    return json_response({"sessions": ordered[:limit]})
+
+
+def _limit(given: str | None, kept: int) -> int:
+    if given is None:
+        return min(LIST_LIMIT, kept)
+    try:
+        value = int(given)
+    except ValueError:
+        raise ValueError(f"limit must be a whole number, got {given!r}") from None
+    if value < 1:
+        raise ValueError("limit must be at least 1")
+    return min(value, kept)
 
 
 async def session(gw: Engine, request: Request) -> Response:
+    """One session: its live route, why the last plan ordered the routes as it did, its pins, and its
+    calls (route, attempts, switches, hedges, tokens, cost, time to first token, latency, outcome)."""
     sid = request.path_params["sid"]
     live, here = gw.fleet.session(sid)
     plan = gw.last_plans.get(sid)
     pins = {pool: pin.route for (s, pool), pin in gw.pins.sessions().items() if s == sid}
-    if live is None and plan is None and not pins:
+    history_error = None
+    try:
+        history = await gw.history.session(sid)
+    except Exception as exc:  # the store is down: what this process knows still answers, and says so
+        history, history_error = None, str(exc)
+    if live is None and plan is None and not pins and history is None:
         return json_response(
             {"error": {"message": f"unknown session {sid!r}", "type": "not_found_error"}}, 404
         )
@@ -48,6 +86,10 @@ async def session(gw: Engine, request: Request) -> Response:
             # The plan is this process's: it explains the live route only when this replica served it.
             "last_plan": plan.explain() if plan is not None and (here or live is None) else None,
             "pins": pins,
+            "summary": history["summary"] if history else None,
+            "calls": history["calls"] if history else [],
+            "calls_kept": gw.runtime.config.sessions.calls_kept,
+            **({"history_error": history_error} if history_error else {}),
         }
     )
 

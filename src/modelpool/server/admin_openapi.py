@@ -145,10 +145,16 @@ def _paths() -> dict[str, Any]:
                 ],
             )
         },
-        "/admin/sessions": {"get": _op("Live sessions")},
+        "/admin/sessions": {
+            "get": _op(
+                "Sessions, most recently active first: live route, calls, tokens and cost so far",
+                params=[_query("limit", {"type": "integer", "minimum": 1}, "sessions listed (default 500)")],
+            )
+        },
         "/admin/sessions/{sid}": {
             "get": _op(
-                "One session's live route, last plan and pins",
+                "One session's calls (route, attempts, switches, hedge, tokens, cost, TTFT, latency, "
+                "outcome), summary, live route, last plan and pins",
                 params=[_path_param("sid", "session id")],
                 not_found=True,
             )

@@ -57,11 +57,13 @@ def codex_patch(task: AgentTask) -> str:
     if lines and lines[-1] == "":
         lines.pop()  # a trailing newline ends the last `+` line, it is not an extra empty line
     body = "".join(f"+{line}\n" for line in lines)
-    return f"*** Begin Patch\n*** Add File: {task.path}\n{body}*** End Patch"
+    return f"*** Begin Patch\n*** Add File: {task.file}\n{body}*** End Patch"
 
 
 def shell_script(task: AgentTask) -> str:
-    return f"printf %s {shlex.quote(task.content)} > {shlex.quote(task.path)}"
+    write = f"printf %s {shlex.quote(task.content)} > {shlex.quote(task.file)}"
+    folder = posixpath.dirname(task.file)
+    return f"mkdir -p {shlex.quote(folder)} && {write}" if folder else write
 
 
 def find_cwd(req: CallRequest) -> str | None:
@@ -104,7 +106,7 @@ def _is_write(tool: ToolSpec) -> bool:
 def _write_call(task: AgentTask, tool: ToolSpec, req: CallRequest) -> ToolCall:
     path_prop = _pick(tool, _PATH_PROPS, "path")
     content_prop = _pick(tool, _CONTENT_PROPS, "content")
-    path = task.path
+    path = task.file
     cwd = find_cwd(req)
     # Claude Code's Write wants an absolute `file_path`; relative paths elsewhere resolve against the cwd.
     if path_prop == "file_path" and cwd is not None and not path.startswith("/"):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from modelpool.sim import agent
 from modelpool.sim.errors import SimError, bad_request
 from modelpool.sim.request import CallRequest
-from modelpool.sim.spec import SimModel
+from modelpool.sim.spec import AgentTask, SimModel
 from modelpool.sim.text import (
     content_tokens,
     reasoning_tokens,
@@ -87,7 +87,9 @@ def reasoning_count(model: SimModel, req: CallRequest) -> int:
 def make_plan(provider_id: str, model: SimModel, req: CallRequest, speed: Speed) -> Plan:
     """`provider_id` is the tag written into the text (the sim provider that answers)."""
     reasoning = reasoning_tokens(provider_id, req.model, reasoning_count(model, req))
-    plan = _agent_plan(provider_id, model, req, speed, reasoning) if model.agent else None
+    # The demo's agent takes its file from the prompt; a prompt naming none gets the model's usual text.
+    task = model.agent.for_prompt(req.user_texts()) if model.agent is not None else None
+    plan = _agent_plan(provider_id, task, req, speed, reasoning) if task is not None else None
     if plan is None:  # an agent with no tool that can write answers in text, it does not call others
         plan = _plain_plan(provider_id, model, req, speed, reasoning, tools=model.agent is None)
     plan.cached_tokens = min(model.cached_tokens, req.prompt_tokens)
@@ -124,11 +126,9 @@ def _plain_plan(
 
 
 def _agent_plan(
-    provider_id: str, model: SimModel, req: CallRequest, speed: Speed, reasoning: tuple[str, ...]
+    provider_id: str, task: AgentTask, req: CallRequest, speed: Speed, reasoning: tuple[str, ...]
 ) -> Plan | None:
     """The scripted agent: a file-writing call, or the closing text once a tool result came back."""
-    task = model.agent
-    assert task is not None
     if req.after_tool_result:
         content = words(task.done_text)
         return Plan(

@@ -49,6 +49,11 @@ _DEMO_INNER: list[tuple[str, float | None, float | None, float, bool]] = [
 ]
 
 
+# SPEC §10 "The demo is a place to try agents": a coding agent asking for a file gets it written (the
+# file its prompt names, by the best write tool it offers), then a short answer; other calls as before.
+DEMO_AGENT = AgentTask(path=None)
+
+
 def _demo_model(model_id: str) -> SimModel:
     return SimModel(
         model_id,
@@ -56,6 +61,7 @@ def _demo_model(model_id: str) -> SimModel:
         output_tokens=96,
         context_window=1_000_000,
         efforts=["off", "high", "max"],
+        agent=DEMO_AGENT,
     )
 
 

@@ -79,6 +79,19 @@ class CallRequest:
                     _collect_text(turn.get("content"), out)
         return out
 
+    def user_texts(self) -> list[str]:
+        """The texts of the user's own turns, in order (tool results and instructions left out)."""
+        out: list[str] = []
+        turns = self.body.get("messages") if self.dialect != "responses" else self.body.get("input")
+        if isinstance(turns, str):
+            return [turns]
+        for turn in turns if isinstance(turns, list) else []:
+            if not isinstance(turn, dict) or turn.get("type", "message") != "message":
+                continue  # Responses input items that are not messages (tool calls and their outputs)
+            if turn.get("role") == "user":
+                _collect_text(turn.get("content"), out)
+        return out
+
 
 def parse_openai(body: Any) -> CallRequest:
     messages = _common(body)

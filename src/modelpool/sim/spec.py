@@ -8,6 +8,7 @@ stats.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, get_args
 
@@ -123,6 +124,15 @@ def scheduled_tps(schedule: Schedule | None, elapsed: float, default: float | No
     return current
 
 
+# A file name in a prompt ("create hello.txt", "write notes/todo.md"): a relative path ending in an extension.
+_FILE_IN_PROMPT = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.[A-Za-z0-9]{1,8})(?![\w/-])")
+# What it should hold: "containing [the line|text]: …", "with the (text|content|line) …", "that says …".
+_CONTENT_IN_PROMPT = re.compile(
+    r"(?:containing|with the (?:text|content|line|words)|that says)(?: the (?:line|text|words))?:?\s+(.+)",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
 @dataclass
 class AgentTask:
     """A small agent task a model is scripted to do (SPEC §10): write `content` to `path`.
@@ -132,9 +142,33 @@ class AgentTask:
     `local_shell`, a `shell`/`exec_command` function), and a turn that is a tool result with `done`.
     """
 
-    path: str = "hello.txt"
+    path: str | None = "hello.txt"  # None: the file the user's prompt names (the demo, `for_prompt`)
     content: str = "hello from modelpool\n"
     done: str | None = None  # the closing text; default "Done: wrote <path>"
+
+    def for_prompt(self, texts: list[str]) -> AgentTask | None:
+        """This task for a conversation whose user turns are `texts`: as it is when it names its file,
+        else the file the latest prompt names (and what it should contain, when it says), or None when
+        no prompt names a file — the model then answers like any other."""
+        if self.path is not None:
+            return self
+        for text in reversed(texts):
+            if text.lstrip().startswith("<"):  # a CLI's own context block (system reminder, environment)
+                continue
+            found = _FILE_IN_PROMPT.search(text)
+            if found is None:
+                continue
+            said = _CONTENT_IN_PROMPT.search(text[found.end() :])
+            content = said.group(1).strip().strip("\"'“”") + "\n" if said else self.content
+            return AgentTask(path=found.group(1), content=content, done=self.done)
+        return None
+
+    @property
+    def file(self) -> str:
+        """The file to write (a task from `for_prompt`, or one made with its path, always has one)."""
+        if self.path is None:
+            raise ValueError("an AgentTask without a path writes no file: resolve it with for_prompt()")
+        return self.path
 
     @property
     def done_text(self) -> str:

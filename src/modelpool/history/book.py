@@ -1,0 +1,133 @@
+"""The session history book: a finished call is appended to a list (nothing else on the request path);
+a background task turns the pending calls into entries and hands them to the store every
+`FLUSH_INTERVAL` seconds, so neither the entry's construction nor the state backend is ever on a call's
+path. Reads (admin API, dashboard, CLI) flush first and read the store, which every replica writes with
+redis.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from modelpool.history.stores import Entry, HistoryStore, Limits
+
+log = logging.getLogger(__name__)
+
+FLUSH_INTERVAL = 0.5
+MAX_RETRY = 20_000  # call entries held for a store that is down; the oldest go first beyond this
+# The face that records calls says how one of its call records becomes (session id, entry) — or None for a
+# call that belongs to no session. Called in the background, with `wall_at_mono` turning the record's
+# monotonic start into wall time.
+Describe = Callable[[Any, Callable[[float], float]], tuple[str, Entry] | None]
+
+
+def _no_describe(item: Any, wall_at_mono: Callable[[float], float]) -> tuple[str, Entry] | None:
+    return item if isinstance(item, tuple) else None
+
+
+class SessionHistory:
+    def __init__(
+        self,
+        store: HistoryStore,
+        limits: Callable[[], Limits],
+        clock: Callable[[], float] = time.time,
+        flush_interval: float = FLUSH_INTERVAL,
+    ) -> None:
+        self.store = store
+        self.limits = limits
+        self.clock = clock
+        self.flush_interval = flush_interval
+        self.describe: Describe = _no_describe
+        self.pending: list[Any] = []  # the request path's only touch: `pending.append(record)`
+        self._retry: list[tuple[str, Entry]] = []  # entries a failing store did not take yet
+        self._task: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+        self._failing = False
+
+    def add(self, record: Any) -> None:
+        """One finished call; returns at once (a list append)."""
+        self.pending.append(record)
+
+    async def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._loop(), name="modelpool-session-history")
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        with contextlib.suppress(Exception):
+            await self.flush()
+        await self.store.close()
+
+    async def _loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.flush_interval)
+            try:
+                await self.flush()
+            except Exception as exc:  # kept for the next tick; the store may come back
+                if not self._failing:
+                    log.warning("sessions: could not write to the %s store: %s", self.store.name, exc)
+                self._failing = True
+            else:
+                if self._failing:
+                    log.info("sessions: the %s store takes writes again", self.store.name)
+                self._failing = False
+
+    def _entries(self) -> list[tuple[str, Entry]]:
+        records = self.pending.copy()
+        self.pending.clear()  # in place: the face appends to this very list
+        mono, wall = time.monotonic(), self.clock()
+
+        def wall_at(t: float) -> float:
+            return wall - (mono - t)
+
+        out = self._retry
+        self._retry = []
+        for record in records:
+            try:
+                item = self.describe(record, wall_at)
+            except Exception:  # one odd record must not lose the others
+                log.exception("sessions: could not describe a call")
+                continue
+            if item is not None:
+                out.append(item)
+        return out
+
+    async def flush(self) -> None:
+        async with self._lock:
+            batch = self._entries()
+            if not batch:
+                return
+            try:
+                await self.store.add(batch, self.clock(), self.limits())
+            except BaseException:
+                self._retry = batch + self._retry  # it goes with the next flush
+                over = len(self._retry) - MAX_RETRY
+                if over > 0:  # a long outage: keep the newest calls, say what was let go
+                    del self._retry[:over]
+                    log.warning(
+                        "sessions: the %s store is down; %d oldest call entries dropped",
+                        self.store.name,
+                        over,
+                    )
+                raise
+
+    async def session(self, sid: str) -> dict[str, Any] | None:
+        """A session's summary and its kept calls (oldest first), or None when it has none."""
+        with contextlib.suppress(Exception):
+            await self.flush()
+        return await self.store.session(sid, self.clock(), self.limits())
+
+    async def summaries(self, limit: int) -> list[dict[str, Any]]:
+        """The most recently active sessions' summaries, newest first."""
+        with contextlib.suppress(Exception):
+            await self.flush()
+        return await self.store.summaries(limit, self.clock(), self.limits())
