@@ -108,8 +108,8 @@ async def run_dialect(targets: list[Target], dialect: str, calls: int, max_token
 
 
 def table(results: list[dict[str, Any]]) -> str:
-    head = "| dialect | llama TTFT p50 | floor adds | modelpool adds | floor CPU/chunk | modelpool CPU/chunk |"
-    lines = [head + " ratio |", "|---|--:|--:|--:|--:|--:|--:|"]
+    head = "| dialect | llama TTFT p50 | floor adds | modelpool adds | floor CPU/chunk | modelpool CPU/chunk"
+    lines = [head + " | ratio |", "|---|--:|--:|--:|--:|--:|--:|"]
     for r in results:
         d, f, m = r["targets"]["direct"], r["targets"]["floor"], r["targets"]["modelpool"]
         lines.append(
