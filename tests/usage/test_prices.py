@@ -74,6 +74,20 @@ def test_model_info_beats_provider_beats_library_and_off_turns_it_off() -> None:
     assert off.runtime.prices().price("openai/gpt-4o", OFF_AT) is None
 
 
+def test_a_local_model_costs_nothing_unless_prices_say_so() -> None:
+    """`kind: llamacpp` gets no library price even for a model id and provider id the library knows; its
+    own `prices` still apply."""
+    library.load()
+    local = dict(base_url="http://127.0.0.1:8080", models=["gpt-4o"])
+    gw = gateway([provider("openai", kind="llamacpp", **local), provider("mine", kind="llamacpp",
+                  prices={"input": 0.1, "output": 0.2}, **local)])  # fmt: skip
+    book = gw.runtime.prices()
+    assert book.price("openai/gpt-4o", OFF_AT) is None
+    assert book.price("mine/gpt-4o", OFF_AT).output * 1e6 == pytest.approx(0.2)
+    remote = gateway([provider("openai", kind="openai", **local)]).runtime.prices()
+    assert remote.price("openai/gpt-4o", OFF_AT) is not None  # the same route as `kind: openai` is priced
+
+
 def test_period_prices_follow_the_calendar_and_library_windows_their_own_clock() -> None:
     period = {"peak": {"input": 2.0, "output": 4.0}, "off_peak": {"input": 0.5, "output": 1.0}}
     gw = gateway([provider("p", prices=period), provider("deepseek", models=["deepseek-v4-flash"])])
