@@ -241,6 +241,8 @@ class PoolConfig(_Model):
     # SPEC §1.6: a call carrying what a translating route cannot carry is refused (400 naming the field)
     # when no route can carry it; `allow` serves it anyway and reports the loss in `x-modelpool-dropped`.
     lossy_translation: Literal["refuse", "allow"] = "refuse"
+    # SPEC §3.11: cache breakpoints on calls translated onto a Messages route (native ones are left as sent)
+    prompt_cache: Literal["auto", "off"] = "auto"
     purposes: list[str] = Field(default_factory=lambda: ["compaction", "session-title"])
     hedge: HedgeConfig = Field(default_factory=HedgeConfig)
     speed: SpeedConfig = Field(default_factory=SpeedConfig)

@@ -21,6 +21,7 @@ from modelpool.health.classify import FailureKind
 from modelpool.protocols.effort import nearest_effort, write_effort
 from modelpool.protocols.errors import ClientError
 from modelpool.protocols.loss import translation_target
+from modelpool.protocols.prompt_cache import place_breakpoints
 from modelpool.protocols.translate_any import translate_request_for
 from modelpool.protocols.translate_reasoning import drop_sealed_reasoning
 from modelpool.routing.call import Call, Candidate
@@ -230,4 +231,8 @@ class UpstreamRequest:
         return base
 
     def _translate(self, target: str) -> dict[str, Any]:
-        return translate_request_for(self.call.ingress, self.call.body, target)
+        body = translate_request_for(self.call.ingress, self.call.body, target)
+        if target == "anthropic" and self.call.prompt_cache and self.call.ingress != "anthropic":
+            # SPEC §3.11: the translation is its own copy, marked in place
+            body = place_breakpoints(body)
+        return body

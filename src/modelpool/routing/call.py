@@ -27,6 +27,7 @@ class Call:
     locale: str = "en"  # from Accept-Language: the language of the inline switch notice
     has_images: bool = False  # SPEC §3.1 step 2
     has_tools: bool = False  # step 3
+    prompt_cache: bool = True  # SPEC §3.11: breakpoints on a call translated onto a Messages route
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)  # the client's request headers
     # W3C trace context for the upstream request (tracing on: the current attempt's span), else empty.
     trace_headers: tuple[tuple[str, str], ...] = ()

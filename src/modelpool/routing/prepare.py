@@ -45,5 +45,6 @@ def prepare_call(rt: Runtime, ingress: str, body: dict[str, Any], headers: Mappi
         locale=headers.get("accept-language", "en")[:2].lower(),
         has_images=oc.has_images(body),
         has_tools=oc.has_tools(body),
+        prompt_cache=rt.config.pool.prompt_cache == "auto",
         headers=headers,
     )

@@ -35,6 +35,7 @@ from modelpool.sim.errors import (
 )
 from modelpool.sim.faults import FaultBook
 from modelpool.sim.plan import Plan, Speed, check_capabilities, make_plan, model_speed
+from modelpool.sim.prompt_cache import PromptCache
 from modelpool.sim.records import SECRET_HEADERS, CallRecord, Recorder
 from modelpool.sim.request import CallRequest, parse_anthropic, parse_openai, parse_responses
 from modelpool.sim.spec import STATUS_KINDS, Fault, FleetSpec, SimModel, SimProvider, scheduled_tps
@@ -62,6 +63,7 @@ class ProviderServer:
         self.aggregator = Aggregator(spec, fleet.fast, self.elapsed) if spec.kind == "vercel" else None
         self.response_ids: OrderedDict[str, None] = OrderedDict()  # stored responses it produced
         self._served: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()  # answers per socket
+        self.prompt_cache = PromptCache() if spec.prompt_cache else None
         self._runner: web.ServerRunner | None = None
         self._server: web.Server | None = None
         self._site: web.TCPSite | None = None
@@ -279,6 +281,10 @@ class ProviderServer:
         check_capabilities(model, req)
         resp_id = self._response_id(req) if dialect == "responses" else ""
         plan = make_plan(self.spec.id, model, req, speed)
+        if self.prompt_cache is not None and dialect == "anthropic":
+            plan.cached_tokens, plan.cache_creation_tokens = self.prompt_cache.account(
+                req.body, req.prompt_tokens
+            )
         meta = routing.meta() if routing is not None else None
         if not req.stream:
             payload = _body(dialect, plan, req, resp_id, meta)
