@@ -31,10 +31,20 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import aiohttp
 import orjson
 
-from harness.load import Target, new_session, one_call
-from harness.procs import Child, Children, free_port, http_ok, start_floor, start_gateway, wait_until
+from harness.load import Target, one_call
+from harness.procs import (
+    CLIENT_KEY,
+    Child,
+    Children,
+    free_port,
+    http_ok,
+    start_floor,
+    start_gateway,
+    wait_until,
+)
 
 BUILD = "b11434"
 ALIAS = "smollm2-135m"
@@ -71,7 +81,14 @@ async def run_dialect(targets: list[Target], dialect: str, calls: int, max_token
     events = dict.fromkeys(ttft, 0)
     cpu = dict.fromkeys(ttft, 0.0)
     errors: dict[str, list[str]] = {t.name: [] for t in targets}
-    async with new_session(1, 300) as session:
+    # A new connection per call for every target: llama-server drops kept-alive connections after a few
+    # replies without a word (issue #25), which aiohttp's client reports as `ServerDisconnectedError` on
+    # the direct target; closing each one keeps the three targets' connection costs alike.
+    async with aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(force_close=True),
+        timeout=aiohttp.ClientTimeout(total=300),
+        headers={"content-type": "application/json", "authorization": f"Bearer {CLIENT_KEY}"},
+    ) as session:
         for i in range(calls):
             payload = body(dialect, i, max_tokens)
             # The prompt once straight to llama first (not measured): its prompt cache then serves every
