@@ -47,6 +47,7 @@ from modelpool.routing.prepare import prepare_call
 from modelpool.routing.response_book import ResponseBook
 from modelpool.routing.sticky import PinStore
 from modelpool.runtime import Runtime
+from modelpool.signers import SignerBook
 from modelpool.state import StateBackend, create_backend
 from modelpool.upstream.client import UpstreamClient
 from modelpool.upstream.discovery import Discovery
@@ -128,6 +129,9 @@ class Engine:
             persist=(lambda key, value: self.state.put("pins", key, value)) if self.state.durable else None,
             forget=lambda key: self.state.delete("pins", key),
         )
+        self.signers = SignerBook(  # SPEC §3.10: which route signed what
+            persist=(lambda key, value: self.state.put("signers", key, value)) if self.state.durable else None
+        )
         self.aggregators = AggregatorService(
             lambda: self.client.session, lambda: self.runtime.config.gateway_ranking, clock=clock
         )
@@ -207,6 +211,7 @@ class Engine:
             await self.state.load("health"), self.clock(), persist_ttl=self.loaded.config.state.persist_ttl
         )
         self.pins.load(await self.state.load("pins"), self.clock())
+        self.signers.load(await self.state.load("signers"))
         self.dashboard_layer = await self.state.load("dashboard")
         for key, value in (await self.state.load("counters")).items():
             self.replica("counters", key, value)
@@ -342,6 +347,8 @@ class Engine:
         the body's bytes as received, sent as they are by a native attempt that changes nothing."""
         call = prepare_call(self.runtime, ingress, body, headers or {})
         call.raw = raw
+        if raw and len(self.signers):
+            call.signers, call.signer = self.signers.of_request(raw)
         if ingress == "responses" and body.get("previous_response_id"):
             self._continue_response(call)
         return call
@@ -398,6 +405,8 @@ class Engine:
         """The answer's terminal event was produced: adopt the route as the session's pin and record the
         live route and the aggregator's routing record. Purpose calls never touch these (SPEC §3.6)."""
         served = walker.served
+        if call.signed:
+            self.signers.add(call.signed)
         if served is None or call.purpose or call.session_id is None:
             return
         if routing is not None:

@@ -32,6 +32,8 @@ class ReplicaApplier:
             gw.health.replace(key, value if isinstance(value, dict) else None)
         elif namespace == "pins":
             gw.pins.apply(key, value, gw.clock())
+        elif namespace == "signers":
+            gw.signers.apply(key, value)
         elif namespace == "dashboard":
             self._dashboard(key, value)
         elif namespace == "counters" and key.startswith(CURSOR_PREFIX) and isinstance(value, int):

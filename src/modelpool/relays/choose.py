@@ -26,6 +26,7 @@ from modelpool.relays.request import Order, Prepared, UpstreamRequest
 from modelpool.relays.responses import ResponsesStream
 from modelpool.relays.translating import TranslatingOnce, TranslatingStreamRelay
 from modelpool.routing.call import Call, Candidate
+from modelpool.signers import SignatureScan
 from modelpool.upstream.client import AttemptFailure, UpstreamClient
 from modelpool.walk.walker import AttemptResult, WalkState
 
@@ -232,10 +233,13 @@ class CallOnceRelay(_Relay):
         self.served_native = prep.native
         relay = self._native if prep.native else self._translating
         try:
-            return await relay.attempt(cand.endpoint.aggregator, prep)
+            result = await relay.attempt(cand.endpoint.aggregator, prep)
         except AttemptFailure as failure:
             self.note_failure(prep, failure)
             raise
+        body = self._native.body if prep.native else self._translating.raw
+        SignatureScan(cand.key, self.call.signed).feed(body)  # SPEC §3.10: who signed what
+        return result
 
     async def _racing(self, cand: Candidate, racer: Racer) -> AttemptResult:
         """A hedge race's attempt, non-streamed: the race is on the whole answer — the first complete
@@ -256,6 +260,7 @@ class CallOnceRelay(_Relay):
             self._native = native
         else:
             self._translating = translating
+        SignatureScan(cand.key, self.call.signed).feed(native.body if prep.native else translating.raw)
         return result
 
     def produced(self) -> tuple[str, str] | None:
@@ -270,7 +275,7 @@ class CallOnceRelay(_Relay):
             obj, upstream = self._translating.obj, self._translating.upstream
             state.dropped = _unique([*self.dropped, *reply_drops(obj, upstream, self.call.ingress)])
             return self._translating.final_body(state)
-        state.dropped = []
+        state.dropped = list(self.dropped)  # a native request loses nothing but foreign signatures (§3.10)
         state.add_usage(None, normalized_usage(self._native.dialect, self._native.usage))
         notice = state.notice()
         if notice is not None and self.call.ingress == "openai" and isinstance(self._native.obj, dict):

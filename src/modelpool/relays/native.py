@@ -19,6 +19,7 @@ from modelpool.relays.client_stream import ClientStream
 from modelpool.relays.reads import UpstreamReads, drain, stream_result
 from modelpool.relays.request import Prepared
 from modelpool.routing.call import Call, Candidate
+from modelpool.signers import SignatureScan
 from modelpool.upstream.client import AttemptFailure, UpstreamClient
 from modelpool.upstream.http1 import Response
 from modelpool.walk.walker import AttemptResult, CommittedFailure, WalkState
@@ -86,6 +87,7 @@ class NativeStream:
         self.usage: Any = None
         self.aggregator = False  # the current attempt's route writes routing records
         self.first_at: float | None = None  # the current attempt's first reasoning/answer event
+        self._scan = SignatureScan("", call.signed)
 
     @property
     def started(self) -> bool:
@@ -99,6 +101,7 @@ class NativeStream:
         t0 = time.monotonic()
         self.aggregator = cand.endpoint.aggregator
         self.state.effort = prep.effort
+        self._scan = SignatureScan(cand.key, self.call.signed)  # SPEC §3.10: who signed what
         resp = await self._open(prep)
         try:
             result = await self._relay(resp, t0)
@@ -134,6 +137,7 @@ class NativeStream:
         try:
             while True:
                 data = await reads.read(before_first=self.first_at is None)
+                self._scan.feed(data)
                 if not data:
                     for last in parser.close():
                         if await self._on_event(last, a, held, out):

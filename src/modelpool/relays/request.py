@@ -26,6 +26,7 @@ from modelpool.protocols.translate_any import translate_request_for
 from modelpool.protocols.translate_reasoning import drop_sealed_reasoning
 from modelpool.routing.call import Call, Candidate
 from modelpool.routing.lossy import translation_check
+from modelpool.signers import strip_foreign
 from modelpool.upstream.client import AttemptFailure
 
 Order = Callable[[Call, Candidate], list[str] | None]
@@ -151,7 +152,8 @@ class UpstreamRequest:
             # gets this 400 naming the field (SPEC §1.6).
             raise AttemptFailure(FailureKind.REQUEST, refusal, status=400)
         effort = route_effort(call, cand)
-        if native and self._as_sent(cand, effort):
+        foreign = {d for d, route in call.signers.items() if route != cand.key} if call.signers else None
+        if native and not foreign and self._as_sent(cand, effort):
             return Prepared(
                 dialect=target,
                 native=True,
@@ -166,6 +168,9 @@ class UpstreamRequest:
         else:
             body = dict(self._translated(target))
         body["model"] = cand.route.model_id
+        if foreign:  # SPEC §3.10: another route's signed reasoning never goes here
+            body, left_out = strip_foreign(target, body, foreign)
+            dropped = [*dropped, *(n for n in left_out if n not in dropped)]
         if call.effort is not None and (effort != call.effort or not native):
             # Native: the client's own effort fields stay as sent unless the route needs another tier.
             body = write_effort(target, body, effort, cand.route.capabilities.efforts)

@@ -24,6 +24,7 @@ from modelpool.relays.once import bad_body, normalized_usage, once_result, post_
 from modelpool.relays.reads import UpstreamReads, drain, in_stream_failure_kind, stream_result
 from modelpool.relays.request import Prepared
 from modelpool.routing.call import Call, Candidate
+from modelpool.signers import SignatureScan
 from modelpool.upstream.client import AttemptFailure, UpstreamClient
 from modelpool.upstream.http1 import Response
 from modelpool.walk.walker import AttemptResult, CommittedFailure, WalkState
@@ -47,6 +48,7 @@ class TranslatingStreamRelay:
         self.cs = cs
         self._start = start
         self._emit = emit
+        self._scan = SignatureScan("", call.signed)
         include_usage = bool((call.body.get("stream_options") or {}).get("include_usage"))
         self.t: StreamTranslator | None = None
         self._translator_args = {
@@ -81,6 +83,7 @@ class TranslatingStreamRelay:
     async def attempt(self, cand: Candidate, prep: Prepared) -> AttemptResult:
         t = self._translator(prep.dialect)
         self.state.effort = prep.effort
+        self._scan = SignatureScan(cand.key, self.call.signed)  # SPEC §3.10: who signed what
         t0 = time.monotonic()
         try:
             resp = await open_stream(self.client, prep)
@@ -117,6 +120,7 @@ class TranslatingStreamRelay:
         first_at: float | None = None
         while True:
             data = await reads.read(before_first=first_at is None)
+            self._scan.feed(data)
             out: list[bytes] = []
             try:
                 for ev in parser.feed(data) if data else parser.close():
@@ -170,10 +174,12 @@ class TranslatingOnce:
         self.obj: dict[str, Any] | None = None
         self.upstream: str = "openai"
         self.routing: RoutingRecord | None = None
+        self.raw = b""  # the upstream's body (its signatures are read by the call's relay)
 
     async def attempt(self, aggregator: bool, prep: Prepared) -> AttemptResult:
         t0 = time.monotonic()
         raw = await post_and_read(self.client, prep)
+        self.raw = raw
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError:

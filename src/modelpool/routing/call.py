@@ -28,6 +28,11 @@ class Call:
     has_images: bool = False  # SPEC §3.1 step 2
     has_tools: bool = False  # step 3
     prompt_cache: bool = True  # SPEC §3.11: breakpoints on a call translated onto a Messages route
+    # SPEC §3.10: the known signers of the signed reasoning in the request (digest → route), the route of the
+    # latest one (affinity), and the (route, digest) pairs this call's replies carried (for the book).
+    signers: dict[str, str] = field(default_factory=dict, repr=False)
+    signer: str | None = None
+    signed: list[tuple[str, str]] = field(default_factory=list, repr=False)
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)  # the client's request headers
     # W3C trace context for the upstream request (tracing on: the current attempt's span), else empty.
     trace_headers: tuple[tuple[str, str], ...] = ()

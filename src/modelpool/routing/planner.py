@@ -74,6 +74,8 @@ class Planner:
         translating = self._translating(rt, call, base)
         order = self._explore(rt, call, order, notes, now)
         order = self._sticky(rt, call, self._reorder(call, order, notes, now, translating), notes, now)
+        if call.signer is not None:
+            order = self._signer_first(call.signer, order, notes, now)
         limit = 1 if (not pool_cfg.fallback or call.purpose) else pool_cfg.max_attempts
         if len(order) > limit:
             why = f"beyond max_attempts={limit}" if pool_cfg.fallback else "fallback off"
@@ -239,6 +241,19 @@ class Planner:
                 return cands
             notes.add(c.key, "sticky: this conversation's route")
             return [c, *cands[:i], *cands[i + 1 :]]
+        return cands
+
+    def _signer_first(
+        self, signer: str, cands: Sequence[Candidate], notes: Notes, now: float
+    ) -> Sequence[Candidate]:
+        """SPEC §3.10: the route that signed the conversation's latest reasoning goes first while it is a
+        healthy candidate (elsewhere that reasoning is left out of the history)."""
+        for i, c in enumerate(cands):
+            if c.key == signer:
+                if i == 0 or self._is_resting(c.key, now):
+                    return cands
+                notes.add(c.key, "signer: this conversation's signed reasoning came from here")
+                return [c, *cands[:i], *cands[i + 1 :]]
         return cands
 
     def _cursor(
