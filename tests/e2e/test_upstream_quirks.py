@@ -102,3 +102,21 @@ def test_a_client_that_hangs_up_after_the_terminator_left_a_complete_call() -> N
             time.sleep(0.1)
     assert [(r["route"], r["calls"]) for r in rows] == [("lag/m1", 10)]
     assert rows[0]["tokens_out"] == 10 * 4
+
+
+def test_a_provider_still_loading_at_start_up_is_discovered_when_ready() -> None:
+    """A local server that answers `503 Loading model` for its first seconds (llama-server loading its
+    weights): the gateway started beside it finds its models by itself once it is ready."""
+    loading = SimProvider("slowboot", models=[SimModel("m1", output_tokens=4)], ttft=0.002, loading=1.5)
+    with FleetThread(FleetSpec([loading])) as ft:
+        cfg = base_config(ft)
+        cfg["providers"][0].pop("models", None)  # type: ignore[index]
+        with GatewayServer(cfg) as gw:
+            assert httpx.get(gw.url + "/v1/models").json()["data"] == []  # asked while it was loading
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline and not httpx.get(gw.url + "/v1/models").json()["data"]:
+                time.sleep(0.2)
+            reply = openai.OpenAI(base_url=gw.url + "/v1", api_key="k", max_retries=0).chat.completions.create(
+                model="m1", messages=[{"role": "user", "content": "hi"}]
+            )
+    assert reply.choices[0].message.content

@@ -121,6 +121,9 @@ class ProviderServer:
             abort(request)  # as llama-server: the kept-alive socket is gone before any byte of an answer
             return web.Response(status=500)  # never sent: the transport is closed
         path = _strip_v1(request.path)
+        if self.spec.loading and self.elapsed() < self.spec.loading and not path.startswith("/_sim/"):
+            body = {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}
+            return web.Response(status=503, body=orjson.dumps(body), content_type=_JSON)
         method = request.method
         speaks = self.spec.speaks
         if method == "POST":

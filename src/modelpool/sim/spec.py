@@ -248,6 +248,9 @@ class SimProvider:
     # terminator event (`end_delay` seconds), so a client may hang up between the two.
     keepalive_replies: int | None = None
     end_delay: float = 0.0
+    # And a third: while it loads its weights, every request (its model list too) gets `503 Loading model`
+    # for this many seconds after the server starts.
+    loading: float = 0.0
     # Messages calls cache what their `cache_control` breakpoints mark, as Anthropic does
     # (sim/prompt_cache.py): usage then reports real cache reads and writes, not the model's fixed figures.
     prompt_cache: bool = False
