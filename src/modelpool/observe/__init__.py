@@ -153,6 +153,7 @@ def call_fields(trace: CallTrace) -> dict[str, Any]:
         "switched_from": state.switched_from if state is not None else None,
         "hedged": getattr(state, "hedged", None),
         "effort": state.effort if state is not None else None,
+        "dropped": state.dropped or None if state is not None else None,
         "tokens_in": tin,
         "tokens_out": tout,
         "ttft_ms": round(ttft * 1000, 1) if ttft is not None else None,

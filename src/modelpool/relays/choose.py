@@ -73,7 +73,7 @@ class CallStreamRelay(_Relay):
         emit: Emit,
         order: Order | None = None,
         forward: Mapping[Any, list[str]] | None = None,
-        lossy: str = "refuse",
+        lossy: str = "tools",
     ) -> None:
         super().__init__(call, order, forward, lossy)
         self.client = client
@@ -203,7 +203,7 @@ class CallOnceRelay(_Relay):
         client: UpstreamClient,
         order: Order | None = None,
         forward: Mapping[Any, list[str]] | None = None,
-        lossy: str = "refuse",
+        lossy: str = "tools",
     ) -> None:
         super().__init__(call, order, forward, lossy)
         self.client = client
@@ -300,7 +300,7 @@ def once_relay(
     client: UpstreamClient,
     order: Order | None,
     forward: Mapping[Any, list[str]] | None = None,
-    lossy: str = "refuse",
+    lossy: str = "tools",
 ) -> CallOnceRelay:
     return CallOnceRelay(call, client, order, forward, lossy)
 
@@ -313,6 +313,6 @@ def stream_relay(
     emit: Emit,
     order: Order | None,
     forward: Mapping[Any, list[str]] | None = None,
-    lossy: str = "refuse",
+    lossy: str = "tools",
 ) -> CallStreamRelay:
     return CallStreamRelay(call, client, state, start, emit, order, forward, lossy)

@@ -124,7 +124,7 @@ class UpstreamRequest:
         call: Call,
         order: Order | None,
         forward: Mapping[Any, list[str]] | None = None,
-        lossy: str = "refuse",
+        lossy: str = "tools",
     ) -> None:
         self.call = call
         self._order = order
