@@ -47,7 +47,11 @@ COUNTERS: dict[str, tuple[str, tuple[str, ...]]] = {
         "budget refused.",
         ("outcome",),
     ),
-    "modelpool_input_tokens": ("Prompt tokens reported by the upstream, by serving route.", ("route",)),
+    "modelpool_input_tokens": (
+        "Input tokens of served calls (cached ones included; estimated where the upstream reported none), "
+        "by serving route.",
+        ("route",),
+    ),
     "modelpool_output_tokens": ("Completion tokens reported by the upstream, by serving route.", ("route",)),
     "modelpool_cost_usd": (
         "USD the upstreams billed for served calls (SPEC §14: usage × the prices in force at the call's "
@@ -157,9 +161,11 @@ class Tally:
         cost = getattr(trace.walker.state, "cost", None) if trace.walker is not None else None
         if cost:
             self._add(
-                self.counters["modelpool_cost_usd"], (call.pool.id if call else "", route, trace.key), cost
+                self.counters["modelpool_cost_usd"],
+                (call.account_pool if call else "", route, trace.key),
+                cost,
             )
-        tin, tout = usage_tokens(trace.relay)
+        tin, tout = usage_tokens(trace)
         if tin:
             self._add(self.counters["modelpool_input_tokens"], key, tin)
         if tout:

@@ -67,6 +67,7 @@ class AnthropicStream(NativeStream):
         kind = info.event_name
         if kind == "message_start":
             a.start_usage = info.usage
+            self.partial_usage = an.normalized_usage(info.usage, None)
             if not self.cs.continuing:
                 message = info.obj.get("message")
                 if isinstance(message, dict) and isinstance(message.get("id"), str):

@@ -84,6 +84,9 @@ class NativeStream:
         self._emit = emit
         self.routing: RoutingRecord | None = None
         self.usage: Any = None
+        # Usage the current attempt reported before its end (Anthropic's message_start: the input): what
+        # a hedge loser cancelled mid-stream is billed for (SPEC §3.7, §14).
+        self.partial_usage: dict[str, int] | None = None
         self.aggregator = False  # the current attempt's route writes routing records
         self.first_at: float | None = None  # the current attempt's first reasoning/answer event
 

@@ -4,6 +4,12 @@ Bytes go out as they arrive. The relay holds back only two kinds of event: pure 
 first reasoning/answer event (so a route that dies right after its role chunk leaves no trace and the
 response headers name the route that really answers), and the final chunk(s), which wait for `[DONE]`
 so the `modelpool` metadata can ride on the last one. Answer text is never held.
+
+Every call is counted (SPEC §14): when the client did not ask for usage the request asked the route for it
+(`Prepared.usage_added`), and this relay gives the client the stream it would have had without it — the
+usage-only chunk left out, each chunk's `"usage":null` taken out of the bytes (one `replace` per read, in
+C) — while the usage goes to the books. It also counts the events it passed, the estimate of the output
+when a route ignores `include_usage` (`output_estimate`).
 """
 
 from __future__ import annotations
@@ -21,11 +27,37 @@ from modelpool.relays.native import NativeStream
 from modelpool.relays.reads import in_stream_failure_kind
 from modelpool.upstream.client import AttemptFailure
 
+_USAGE_NULL = b',"usage":null'
+_USAGE_NULL_SPACED = b', "usage": null'
+
 
 class OpenAIStreamRelay(NativeStream):
     """OpenAI Chat Completions from a route that speaks it, to an OpenAI client: bytes as they came."""
 
     UNTERMINATED = "upstream stream ended without [DONE]"
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._emit_as_sent = self._emit
+        self._added = False  # this attempt asked the route for usage the client did not ask for
+        self.events = 0  # events passed while `_added` (an output estimate when no usage comes)
+
+    async def attempt(self, cand: Any, prep: Any) -> Any:
+        self._added = prep.usage_added
+        self._emit = self._emit_without_usage if self._added else self._emit_as_sent
+        return await super().attempt(cand, prep)
+
+    async def _emit_without_usage(self, data: bytes) -> None:
+        """The client's bytes without the `"usage":null` its request did not ask for."""
+        self.events += data.count(b"\n\n")
+        data = data.replace(_USAGE_NULL, b"")
+        if b'"usage": null' in data:  # a route that writes JSON with spaces
+            data = data.replace(_USAGE_NULL_SPACED, b"")
+        await self._emit_as_sent(data)
+
+    def output_estimate(self) -> int:
+        """Output tokens when the route reported none: about one token per content event."""
+        return max(0, self.events - 2)  # the role chunk and the final chunk carry no text
 
     def begin(self) -> list[oc.ChunkInfo]:
         return []  # final/usage chunks waiting for [DONE]
@@ -74,11 +106,17 @@ class OpenAIStreamRelay(NativeStream):
         self.cs.committed = True
         out.extend(held)
         self.state.add_usage(None, usage_from_openai(next((i.usage for i in tail if i.usage), None)))
-        for i, info in enumerate(tail):
+        for info in tail:
             if info.usage:
                 self.usage = info.usage
             if self.aggregator:  # read only: the bytes stay as sent
                 self.routing = find_routing(info.obj) or self.routing
+        if self._added:  # what the client did not ask for stays out of its stream
+            tail = [i for i in tail if i.obj.get("choices") or not i.usage]
+            for info in tail:
+                if "usage" in info.obj and info.obj["usage"] is None:
+                    del info.obj["usage"]
+        for i, info in enumerate(tail):
             if i == len(tail) - 1:
                 out.append(oc.with_metadata(info.obj, self.state.metadata()))
             else:

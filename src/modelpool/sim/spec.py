@@ -208,6 +208,9 @@ class SimProvider:
     # Refuse what the real services refuse: another provider's signed thinking / encrypted reasoning,
     # `context_management` without its beta header (sim/provenance.py).
     strict: bool = True
+    # False: an OpenAI-compatible server that reports no usage (ignores `stream_options.include_usage`,
+    # no `usage` in its bodies) — what the gateway must then estimate (SPEC §14).
+    reports_usage: bool = True
 
     def __post_init__(self) -> None:
         if self.dialects is not None:
