@@ -24,7 +24,7 @@ import orjson
 import pytest
 
 from gateway_server import ADMIN_TOKEN, GatewayServer
-from modelpool.sim import FleetSpec, FleetThread, SimModel, SimProvider
+from modelpool.sim import Fault, FleetSpec, FleetThread, SimModel, SimProvider
 from serve_process import serve_process
 
 PRICES = {"input": 2.0, "cached_input": 0.5, "cache_write": 2.5, "output": 8.0}  # USD per 1M
@@ -195,3 +195,55 @@ def test_the_log_line_counts_input_tokens_one_way(ft: FleetThread, tmp_path: Pat
     for c in calls:
         assert (c["tokens_in"], c["tokens_cached"], c["tokens_out"]) == (total_in, 5, 9), c
         assert c.get("usage_estimated") is None
+
+
+def hedge_spec() -> FleetSpec:
+    fast: dict[str, Any] = {"ttft": 0.002, "tps": 5000.0}
+    return FleetSpec(
+        [
+            SimProvider("slow", kind="anthropic", models=[SimModel("m1", output_tokens=9)], **fast),
+            SimProvider("fast", models=[SimModel("m1", output_tokens=9)], **fast),
+        ]
+    )
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "openai"])
+def test_a_hedge_loser_is_billed_for_the_input_it_reported(dialect: str) -> None:
+    """`slow` (Anthropic) sends message_start — its input tokens — then stalls; the hedge on `fast` wins.
+    The loser's reported input is counted and priced at its own route's price: natively relayed to an
+    Anthropic client, translated for an OpenAI one."""
+    slow_prices = {"input": 10.0, "output": 10.0}
+    with FleetThread(hedge_spec()) as ft:
+        ft.set_faults("slow", [Fault("stall", delay=3.0, headers=True)])
+        cfg = ft.to_config(state={"backend": "memory"}, server={"admin_token": ADMIN_TOKEN})
+        for p in cfg["providers"]:
+            p["prices"] = slow_prices if p["id"] == "slow" else PRICES
+        cfg["pool"] = {
+            "strategy": "priority",
+            "provider_order": ["slow", "fast"],
+            "sticky": False,
+            "hedge": {"enabled": True, "after": "200ms", "budget": "100%"},
+        }
+        with GatewayServer(cfg) as gw:
+            if dialect == "anthropic":
+                a = anthropic.Anthropic(base_url=gw.url, api_key="x", max_retries=0)
+                with a.messages.stream(model="m1", max_tokens=64, messages=MSG) as s:
+                    final = s.get_final_message()
+                won_in, won_out = final.usage.input_tokens, final.usage.output_tokens
+            else:
+                o = openai.OpenAI(base_url=gw.url + "/v1", api_key="x", max_retries=0)
+                chunks = list(o.chat.completions.create(model="m1", messages=MSG, stream=True, **USAGE))
+                usage = next(c.usage for c in chunks if c.usage)
+                won_in, won_out = usage.prompt_tokens, usage.completion_tokens
+            report = usage_report(gw)
+    lost = ft.calls("slow")[-1]
+    assert lost.disconnected, "the loser was not cancelled"
+    lost_in = report["total"]["tokens_in"] - won_in
+    assert lost_in > 0, report  # the loser's message_start input tokens
+    (row,) = report["rows"]
+    assert row["route"] == "fast/m1" and row["calls"] == 1
+    lost_out = row["tokens_out"] - won_out
+    assert lost_out in (0, 1)  # message_start's placeholder output count, as reported
+    expected = (won_in * PRICES["input"] + won_out * PRICES["output"]) / 1e6
+    expected += (lost_in * slow_prices["input"] + lost_out * slow_prices["output"]) / 1e6
+    assert row["cost_usd"] == pytest.approx(expected, rel=1e-9)

@@ -105,7 +105,9 @@ class OpenAIStreamRelay(NativeStream):
         await self.ensure_started()
         self.cs.committed = True
         out.extend(held)
-        self.state.add_usage(None, usage_from_openai(next((i.usage for i in tail if i.usage), None)))
+        self.state.add_usage(
+            self.route_key, usage_from_openai(next((i.usage for i in tail if i.usage), None))
+        )
         for info in tail:
             if info.usage:
                 self.usage = info.usage
