@@ -25,10 +25,13 @@ from modelpool.protocols.mapping import usage_from_openai
 from modelpool.protocols.sse import SSEEvent
 from modelpool.relays.native import NativeStream
 from modelpool.relays.reads import in_stream_failure_kind
+from modelpool.relays.request import Prepared
+from modelpool.routing.call import Candidate
 from modelpool.upstream.client import AttemptFailure
+from modelpool.walk.walker import AttemptResult
 
-_USAGE_NULL = b',"usage":null'
-_USAGE_NULL_SPACED = b', "usage": null'
+# What include_usage makes a route write into every chunk (OpenAI: compact; JSON with spaces elsewhere).
+_USAGE_NULLS = (b',"usage":null', b', "usage": null')
 
 
 class OpenAIStreamRelay(NativeStream):
@@ -40,23 +43,24 @@ class OpenAIStreamRelay(NativeStream):
         super().__init__(*args)
         self._emit_as_sent = self._emit
         self._added = False  # this attempt asked the route for usage the client did not ask for
-        self._null: bytes | None = None  # how this route writes `"usage":null` (decided on its first bytes)
+        self._null: bytes | None = None  # how this route writes `"usage":null`, b"" if it does not
         self.sent = 0  # bytes passed while `_added`, and the size of the first content chunk: together
         self._chunk = 0  # the output estimate when the route sends no usage after all
 
-    async def attempt(self, cand: Any, prep: Any) -> Any:
+    async def attempt(self, cand: Candidate, prep: Prepared) -> AttemptResult:
         self._added = prep.usage_added
         self._emit = self._emit_without_usage if self._added else self._emit_as_sent
+        self._null, self.sent, self._chunk = None, 0, 0  # each route writes its own way
         return await super().attempt(cand, prep)
 
     async def _emit_without_usage(self, data: bytes) -> None:
         """The client's bytes without the `"usage":null` its request did not ask for: one `replace` (in C)
         per write, nothing per chunk in Python."""
         null = self._null
-        if null is None:  # compact JSON, as OpenAI writes it, unless this route's first bytes say otherwise
-            null = self._null = _USAGE_NULL_SPACED if b'"usage": null' in data else _USAGE_NULL
+        if null is None:  # how this route writes it, from its first bytes: compact (OpenAI), spaced, or not
+            null = self._null = next((n for n in _USAGE_NULLS if n in data), b"")
         self.sent += len(data)
-        await self._emit_as_sent(data.replace(null, b""))
+        await self._emit_as_sent(data.replace(null, b"") if null else data)
 
     def output_estimate(self) -> int:
         """Output tokens when the route reported none: the bytes relayed over the size of one content
