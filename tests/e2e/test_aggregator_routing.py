@@ -179,7 +179,8 @@ def test_order_injected_and_routing_read_in_every_native_body_shape(
         call = demo.calls("vercel")[-1]
         assert call.path.endswith(path.removeprefix("/v1"))  # native: the client's own endpoint
         # A chat stream also asks for the usage its client did not ask for (SPEC §14, every call counted).
-        usage = {"stream_options": {"include_usage": True}} if stream and path.endswith("/completions") else {}
+        chat_stream = stream and path.endswith("/completions")
+        usage = {"stream_options": {"include_usage": True}} if chat_stream else {}
         assert call.body == {
             "model": MODEL,
             "stream": stream,

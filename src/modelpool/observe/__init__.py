@@ -136,12 +136,13 @@ class Observer:
 
 def _estimate_if_unreported(trace: CallTrace) -> None:
     """A served call no attempt reported usage for: estimate it from the text (SPEC §14)."""
-    state = getattr(trace.walker, "state", None)
-    if state is None or state.usage is not None or trace.call is None or trace.served is None:
+    state: Any = getattr(trace.walker, "state", None)
+    record = getattr(state, "estimate", None)  # a walk's state (not a stand-in without one)
+    if record is None or state.usage is not None or trace.call is None or trace.served is None:
         return
     estimate = getattr(trace.relay, "output_estimate", None)
     output = estimate() if estimate is not None else 0
-    state.estimate(trace.served, trace.call.est_tokens, output)
+    record(trace.served, trace.call.est_tokens, output)
 
 
 def call_fields(trace: CallTrace) -> dict[str, Any]:
@@ -165,7 +166,7 @@ def call_fields(trace: CallTrace) -> dict[str, Any]:
         "switched_from": state.switched_from if state is not None else None,
         "hedged": getattr(state, "hedged", None),
         "effort": state.effort if state is not None else None,
-        "dropped": state.dropped or None if state is not None else None,
+        "dropped": getattr(state, "dropped", None) or None,
         # SPEC §14, one meaning on every path: all input tokens (cache reads and writes included), the
         # cached part again on its own; summed over the attempts that reported usage.
         "tokens_in": usage["prompt_tokens"] if usage else None,
