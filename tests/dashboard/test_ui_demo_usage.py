@@ -115,3 +115,33 @@ def test_the_usage_page_shows_the_spend(demo: Demo, browser: Any) -> None:
         assert d.errors == [], d.errors
     finally:
         context.close()
+
+
+def test_an_estimated_row_is_marked_on_the_usage_page(browser: Any) -> None:
+    """A route that reports no usage: its row's input tokens carry the `≈` mark with the count."""
+    from dash_helpers import DESKTOP, Dash
+    from playwright.sync_api import expect
+
+    from gateway_server import ADMIN_TOKEN, GatewayServer
+    from modelpool.sim import FleetSpec, FleetThread, SimModel, SimProvider
+
+    spec = FleetSpec(
+        [SimProvider("mute", models=[SimModel("m1")], reports_usage=False, ttft=0.001, tps=5000.0)]
+    )
+    with FleetThread(spec) as ft:
+        cfg = ft.to_config(state={"backend": "memory"}, server={"admin_token": ADMIN_TOKEN})
+        cfg["providers"][0]["prices"] = {"input": 1.0, "output": 2.0}
+        with GatewayServer(cfg) as gw:
+            body = {"model": "m1", "messages": [{"role": "user", "content": "hello " * 40}]}
+            assert httpx.post(gw.url + "/v1/chat/completions", json=body, timeout=10).status_code == 200
+            context = browser.new_context(viewport=DESKTOP, locale="en-US")
+            try:
+                d = Dash(gw, context.new_page())
+                d.login()
+                d.goto("usage")
+                mark = d.page.locator('#usage-table tr[data-name="mute/m1"] .tokens-in .estimated')
+                expect(mark).to_have_count(1)
+                assert "for 1 call(s)" in (mark.get_attribute("title") or "")
+                assert d.errors == [], d.errors
+            finally:
+                context.close()
