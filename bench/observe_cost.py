@@ -30,9 +30,13 @@ def _fake(gw: Gateway) -> tuple[object, object, object]:
     pool = SimpleNamespace(id="deepseek-v4.1-flash")
     call = SimpleNamespace(pool=pool, stream=False, requested_model="deepseek-v4.1-flash")
     cand = SimpleNamespace(key="deepseek/deepseek-flash")
-    state = SimpleNamespace(attempts=[], switched_from=None, effort="high")
+    # The walk's summed usage (issue #26: the log line and token counters read it, normalized).
+    usage = {"prompt_tokens": 120, "completion_tokens": 40, "cached_tokens": 0, "cache_creation_tokens": 0}
+    state = SimpleNamespace(
+        attempts=[], switched_from=None, effort="high", usage=usage, dropped=[], cost=None, estimated=False
+    )
     walker = SimpleNamespace(state=state, served=cand)
-    relay = SimpleNamespace(obj={"usage": {"prompt_tokens": 120, "completion_tokens": 40}})
+    relay = SimpleNamespace(obj={"usage": {"prompt_tokens": 120, "completion_tokens": 40}}, usage=usage)
     return call, walker, relay
 
 

@@ -1,11 +1,12 @@
-"""Codex CLI 0.171.0 (`codex exec`) completes a file-writing task through modelpool (issue #17).
+"""Codex CLI 0.171.0 (`codex exec`) completes a file-writing task through modelpool (issues #17, #26).
 
 Codex offers its file editor as a freeform `custom` tool (`apply_patch`, a Lark grammar) next to function
-tools and the `web_search` server tool, and asks for `reasoning.encrypted_content` with `store: false`.
-On a Responses route the attempt is native (the custom tool reaches the upstream as it is); on a chat-only
-or Anthropic-only route `apply_patch` travels as a function tool and its call comes back to Codex as a
-`custom_tool_call`. Codex always offers `web_search`, which no translation can carry, so the translating
-pools run with `lossy_translation: allow` (the README says so).
+tools, `tool_search` (which Codex runs itself, `execution: "client"`) and the `web_search` server tool, and
+asks for `reasoning.encrypted_content` with `store: false`. On a Responses route the attempt is native (the
+custom tool reaches the upstream as it is); on a chat-only or Anthropic-only route `apply_patch` and
+`tool_search` travel as function tools and `apply_patch`'s call comes back to Codex as a `custom_tool_call`.
+`web_search` needs OpenAI's servers: with no `lossy_translation` setting it is left out and named (the
+`dropped` field of the call log line, `modelpool_translation_dropped_total`); under `refuse` it is a 400.
 """
 
 from __future__ import annotations
@@ -13,12 +14,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
+import orjson
 import pytest
 from agents import MODEL, TASK, Run, assert_native_bodies, fleet_spec, gateway_config, run_codex
 from tap import Tap
 
-from gateway_server import GatewayServer
+from gateway_server import ADMIN_TOKEN, GatewayServer
 from modelpool.sim import CallRecord, FleetThread
+from serve_process import serve_process
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -77,17 +81,31 @@ def test_codex_on_a_native_responses_route(ft: FleetThread, codex: Path) -> None
     assert "custom_tool_call" in kinds and "custom_tool_call_output" in kinds, kinds
 
 
-@pytest.mark.parametrize(
+TRANSLATING = pytest.mark.parametrize(
     ("route", "dialect", "path"),
     [("chat", "openai", "/chat/completions"), ("anth", "anthropic", "/messages")],
     ids=["chat-only", "anthropic-only"],
 )
+
+
+def call_lines(stderr: str) -> list[dict[str, object]]:
+    lines = [orjson.loads(ln) for ln in stderr.splitlines() if ln.startswith("{")]
+    return [ln for ln in lines if ln.get("logger") == "modelpool.calls"]
+
+
+@TRANSLATING
 def test_codex_on_a_translating_route(
-    ft: FleetThread, codex: Path, route: str, dialect: str, path: str
+    ft: FleetThread, codex: Path, tmp_path: Path, route: str, dialect: str, path: str
 ) -> None:
+    """Out of the box (no `lossy_translation`): Codex works on a route that must translate."""
     ft.reset_calls()
-    with GatewayServer(gateway_config(ft, route, lossy_translation="allow")) as gw:
+    cfg = gateway_config(ft, route)
+    assert "lossy_translation" not in cfg["pool"]
+    with serve_process(cfg, tmp_path, "--log-format", "json") as gw:
         run = run_codex(codex, gw.url)
+        auth = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+        metrics = httpx.get(gw.url + "/metrics", headers=auth, timeout=10).text
+        stderr = gw.stop()
     assert_task_done(run)
 
     calls = ft.calls(route)
@@ -110,4 +128,31 @@ def test_codex_on_a_translating_route(
         history = (rest[-1].body or {})["messages"]
         blocks = [b for m in history if isinstance(m["content"], list) for b in m["content"]]
         assert any(b.get("type") == "tool_result" for b in blocks), history
-    assert "web_search" not in tools  # dropped (and reported in x-modelpool-dropped), not sent
+    assert "tool_search" in tools  # Codex runs the search itself: carried as a function
+    assert "web_search" not in tools  # needs OpenAI's servers: left out, and named below
+
+    lines = [ln for ln in call_lines(stderr) if ln.get("status") == 200 and ln.get("route")]
+    assert len(lines) >= 2, stderr[-3000:]
+    for line in lines:
+        assert line["dropped"] and "tools[web_search]" in line["dropped"], line  # type: ignore[operator]
+        assert "tools[tool_search]" not in line["dropped"], line  # type: ignore[operator]
+    counted = [ln for ln in metrics.splitlines() if ln.startswith("modelpool_translation_dropped_total{")]
+    assert any('field="tools[web_search]"' in ln for ln in counted), counted
+    assert not any("tool_search" in ln for ln in counted), counted
+
+
+@TRANSLATING
+def test_codex_gets_a_400_under_refuse(
+    ft: FleetThread, codex: Path, tmp_path: Path, route: str, dialect: str, path: str
+) -> None:
+    """`lossy_translation: refuse`: the hosted tool no route can run refuses the call, naming it."""
+    ft.reset_calls()
+    with serve_process(gateway_config(ft, route, lossy_translation="refuse"), tmp_path) as gw:
+        run = run_codex(codex, gw.url)
+        stderr = gw.stop()
+    assert run.returncode != 0 and run.written is None, run.explain()
+    assert ft.calls(route) == []  # refused before any upstream attempt
+    said = run.stdout + run.stderr
+    assert "400" in said and "tools[web_search]" in said and "lossy_translation" in said, run.explain()
+    lines = [ln for ln in call_lines(stderr) if ln.get("dialect") == "responses"]
+    assert lines and all(ln["status"] == 400 and not ln.get("route") for ln in lines), lines

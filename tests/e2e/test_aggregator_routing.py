@@ -162,7 +162,8 @@ def test_order_injected_and_routing_read_in_every_native_body_shape(
     demo: FleetThread, path: str, body: dict, stream: bool
 ) -> None:
     """The aggregator speaks all three dialects: each client's call goes natively, its own body shape gets
-    `providerOptions.gateway.order` and nothing else changes, and the reply's routing record is read."""
+    `providerOptions.gateway.order` and nothing else changes (a chat stream also asks for its usage), and
+    the reply's routing record is read."""
     session = f"{path.rsplit('/', 1)[-1]}-{stream}"
     sent = json.loads(json.dumps(body).replace("{s}", session))
     with GatewayServer(config(demo)) as gw:
@@ -177,11 +178,15 @@ def test_order_injected_and_routing_read_in_every_native_body_shape(
         assert resp.status_code == 200, resp.text
         call = demo.calls("vercel")[-1]
         assert call.path.endswith(path.removeprefix("/v1"))  # native: the client's own endpoint
+        # A chat stream also asks for the usage its client did not ask for (SPEC §14, every call counted).
+        chat_stream = stream and path.endswith("/completions")
+        usage = {"stream_options": {"include_usage": True}} if chat_stream else {}
         assert call.body == {
             "model": MODEL,
             "stream": stream,
             **sent,
             "providerOptions": {"gateway": {"order": order}},
+            **usage,
         }
         assert call.inner == order[0]
         served = httpx.get(

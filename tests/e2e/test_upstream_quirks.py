@@ -116,7 +116,7 @@ def test_a_provider_still_loading_at_start_up_is_discovered_when_ready() -> None
             deadline = time.monotonic() + 15
             while time.monotonic() < deadline and not httpx.get(gw.url + "/v1/models").json()["data"]:
                 time.sleep(0.2)
-            reply = openai.OpenAI(base_url=gw.url + "/v1", api_key="k", max_retries=0).chat.completions.create(
-                model="m1", messages=[{"role": "user", "content": "hi"}]
-            )
+            reply = openai.OpenAI(
+                base_url=gw.url + "/v1", api_key="k", max_retries=0
+            ).chat.completions.create(model="m1", messages=[{"role": "user", "content": "hi"}])
     assert reply.choices[0].message.content

@@ -4,6 +4,7 @@ translation where a pool forces it (issue #25)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -179,7 +180,10 @@ def test_a_chat_stream_goes_upstream_byte_for_byte(tapped: tuple[Tap, str]) -> N
         text = "".join(resp.iter_text())
     assert resp.status_code == 200 and text.rstrip().endswith("data: [DONE]")
     sent = _last(tap, "/v1/chat/completions")
-    assert sent.raw == raw  # nothing to change (the alias is the route's id): the client's bytes
+    # Nothing to change (the alias is the route's id): the client's bytes, its odd spacing included, with
+    # only `stream_options.include_usage` spliced in so the call is counted (SPEC §14).
+    assert sent.raw.endswith(raw[1:]) and sent.raw != raw
+    assert sent.body == {**json.loads(raw), "stream_options": {"include_usage": True}}
 
 
 @pytest.mark.parametrize(

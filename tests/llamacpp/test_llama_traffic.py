@@ -4,6 +4,7 @@ and hedging and sticky sessions with llama as one of the racers."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -20,31 +21,52 @@ N = 100
 
 def test_every_complete_stream_is_counted(llama: LlamaServer, tmp_path: Path) -> None:
     """The OpenAI SDK closes its connection right after `[DONE]`; llama ends its body a moment later. A
-    stream whose terminator was written is a complete call: counted, with llama's tokens and their cost."""
+    stream whose terminator was written is a complete call: counted, with llama's tokens and their cost —
+    half of them from clients that did not ask for usage (modelpool asks llama for it, SPEC §14; each such
+    call's tokens are read from the same request sent straight to llama)."""
     with serve_process(gateway_config(llama.provider(prices=PRICES)), tmp_path) as gw:
         client = oai(gw.url)
         tokens_in = tokens_out = 0
-        cost = 0.0
+        billed = 0.0  # what each call's final chunk said it cost (`modelpool.cost`)
         for i in range(N):
-            stream = client.chat.completions.create(
-                **chat_body(f"Count {i}", 4), stream=True, stream_options={"include_usage": True}
+            asks = i % 2 == 0
+            options = {"stream_options": {"include_usage": True}} if asks else {}
+            chunks = list(
+                client.chat.completions.create(**chat_body(f"Count {i}", 4), stream=True, **options)
             )
-            usage = [c.usage for c in stream if c.usage]
-            assert len(usage) == 1
-            u = usage[0]
-            cached = u.prompt_tokens_details.cached_tokens if u.prompt_tokens_details else 0
+            usage = [c.usage for c in chunks if c.usage]
+            assert len(usage) == (1 if asks else 0)  # no usage chunk for a client that did not ask
+            u = usage[0] if asks else _direct_usage(llama, f"Count {i}")
             tokens_in, tokens_out = tokens_in + u.prompt_tokens, tokens_out + u.completion_tokens
-            cost += (u.prompt_tokens - (cached or 0)) * PRICES["input"] + (cached or 0) * PRICES[
-                "cached_input"
-            ]
-            cost += u.completion_tokens * PRICES["output"]
+            call_cost = (chunks[-1].model_extra or {})["modelpool"]["cost"]
+            if asks:  # the client's own usage, priced: exactly the call's cost
+                cached = (u.prompt_tokens_details.cached_tokens or 0) if u.prompt_tokens_details else 0
+                fresh = u.prompt_tokens - cached
+                want = (
+                    fresh * PRICES["input"]
+                    + cached * PRICES["cached_input"]
+                    + u.completion_tokens * PRICES["output"]
+                )
+                assert call_cost == pytest.approx(want / 1e6, rel=1e-9)
+            billed += call_cost
         rows = wait_usage(gw.url, N)
         log = gw.stop()
     assert [(r["route"], r["calls"]) for r in rows] == [(f"llama/{ALIAS}", N)]
     assert (rows[0]["tokens_in"], rows[0]["tokens_out"]) == (tokens_in, tokens_out)
-    assert rows[0]["cost_usd"] == pytest.approx(cost / 1e6, rel=1e-9)
+    assert rows[0]["cost_usd"] == pytest.approx(billed, rel=1e-9)
+    assert rows[0]["estimated"] == 0  # llama's own counts, never an estimate
     calls = [line for line in log.splitlines() if '"msg":"call"' in line]
     assert len(calls) == N and all('"outcome":"ok"' in line for line in calls), calls[:3]
+
+
+def _direct_usage(llama: LlamaServer, text: str) -> Any:
+    """llama's own usage for the same greedy request (its prompt cache makes the second one cached)."""
+    body = {**chat_body(text, 4), "stream": True, "stream_options": {"include_usage": True}}
+    with httpx.stream("POST", llama.url + "/v1/chat/completions", json=body, headers=llama.headers()) as r:
+        lines = [ln for ln in r.iter_lines() if ln.startswith("data: {")]
+    import openai.types.completion_usage as cu
+
+    return cu.CompletionUsage.model_validate(json.loads(lines[-1][6:])["usage"])
 
 
 def _chat(url: str, i: int) -> str:

@@ -101,8 +101,8 @@ def test_scripted_traffic_shows_up_as_the_expected_series(fleet: FleetThread) ->
     total_sum = value(m, "modelpool_request_duration_seconds_sum", route="beta/m1")
     assert ttft_sum is not None and total_sum is not None and 0 < ttft_sum < total_sum
 
-    # 6 output tokens per reply; the OpenAI stream that did not ask for usage reports none.
-    assert value(m, "modelpool_output_tokens_total", route="beta/m1") == 4 * 6
+    # 6 output tokens per reply, the OpenAI stream that did not ask for usage included (SPEC §14).
+    assert value(m, "modelpool_output_tokens_total", route="beta/m1") == 5 * 6
     tokens_in = value(m, "modelpool_input_tokens_total", route="beta/m1")
     assert tokens_in is not None and tokens_in > 0
 

@@ -325,6 +325,37 @@ def test_translation_check_refuses_or_reports() -> None:
     )
 
 
+def test_offered_hosted_tools_are_left_out_by_default_history_is_not() -> None:
+    """SPEC §1.6: under the default (`tools`) a hosted tool the client only offers is left out and named;
+    its results already in the history (server_tool_use, web_search_tool_result) still refuse the call."""
+    gw = gateway()
+    offered_only = {**corpus("anthropic_claude_code_main_loop.json"), "model": "m1"}
+    offered_only["tools"] = [
+        *offered_only.get("tools", []),
+        {"type": "web_search_20250305", "name": "web_search"},
+    ]
+    call = gw.prepare("anthropic", offered_only, {})
+    message, dropped = translation_check(call, "openai", "tools")
+    assert message is None and "tools[web_search]" in dropped
+    message, _ = translation_check(call, "openai", "refuse")
+    assert message is not None and "tools[web_search]" in message
+    with_history = gw.prepare(
+        "anthropic", {**corpus("anthropic_claude_code_web_search.json"), "model": "m1"}, {}
+    )
+    message, _ = translation_check(with_history, "openai", "tools")
+    assert message is not None and "server_tool_use" in message and "tools[web_search]" not in message
+
+
+def test_codex_tool_search_is_carried_and_web_search_offered() -> None:
+    recorded = orjson.loads((REQUESTS.parent / "clients" / "codex_turn1.json").read_bytes())
+    body = {**recorded["body"], "model": "m1"}
+    for target in ("openai", "anthropic"):
+        losses = translation_losses("responses", body, target)
+        assert not any("tool_search" in loss.field for loss in losses), losses
+        hosted = [loss for loss in losses if loss.changes_answer]
+        assert [(loss.field, loss.offered) for loss in hosted] == [("tools[web_search]", True)]
+
+
 def test_a_native_responses_attempt_leaves_out_modelpools_own_reasoning() -> None:
     own = corpus("responses_codex_own_reasoning.json")
     out = drop_sealed_reasoning(own)

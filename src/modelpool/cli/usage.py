@@ -19,7 +19,7 @@ def render_usage(data: dict[str, Any]) -> None:
     span = f"{data.get('since') or '…'} → {data.get('until') or '…'}"
     table = Table(title=f"Usage by {by} ({span}, UTC days)")
     table.add_column(by)
-    for name in ("calls", "tokens in", "cached", "cache write", "tokens out", "cost"):
+    for name in ("calls", "tokens in", "cached", "cache write", "tokens out", "cost", "estimated"):
         table.add_column(name, justify="right")
     for row in [*data["rows"], {by: "[bold]total[/]", **data["total"]}]:
         label = row[by] if row[by].startswith("[bold]") else escape(str(row[by]))
@@ -31,6 +31,7 @@ def render_usage(data: dict[str, Any]) -> None:
             f"{row['tokens_cache_write']:,}",
             f"{row['tokens_out']:,}",
             _usd(row["cost_usd"]),
+            str(row.get("estimated") or 0),  # calls counted from an estimate of their text (SPEC §14)
         )
     console.print(table)
 

@@ -238,9 +238,11 @@ class PoolConfig(_Model):
     confirm_switch: Literal["off", "ask"] = "off"
     confirm_timeout: Duration = 20.0
     notice: Literal["header", "inline"] = "header"
-    # SPEC §1.6: a call carrying what a translating route cannot carry is refused (400 naming the field)
-    # when no route can carry it; `allow` serves it anyway and reports the loss in `x-modelpool-dropped`.
-    lossy_translation: Literal["refuse", "allow"] = "refuse"
+    # SPEC §1.6: what a translating route cannot carry and that would change the answer is refused (400
+    # naming the field) when no route can carry it — except, by default (`tools`), hosted tools the
+    # client only offers (web_search, …): those are left out and named in `x-modelpool-dropped`.
+    # `refuse` refuses those too; `allow` serves everything and names what was left out.
+    lossy_translation: Literal["tools", "refuse", "allow"] = "tools"
     # SPEC §3.11: cache breakpoints on calls translated onto a Messages route (native ones are left as sent)
     prompt_cache: Literal["auto", "off"] = "auto"
     purposes: list[str] = Field(default_factory=lambda: ["compaction", "session-title"])

@@ -127,7 +127,9 @@ class Accounts:
         route = served or (state.attempts[-1].route if state.attempts else None)
         if route is None or (served is None and not usage):
             return
-        self.usage.record(self.clock(), state.pool, route, label, usage, cost)
+        call = getattr(walker, "call", None)
+        pool = getattr(call, "account_pool", state.pool)  # a forced route counts under the pool named
+        self.usage.record(self.clock(), pool, route, label, usage, cost, state.estimated)
 
     async def key_report(self) -> list[dict[str, Any]]:
         """`modelpool keys` / `GET /admin/keys`: every key by name, its limits and spend."""

@@ -20,7 +20,7 @@ from modelpool import logs
 from modelpool.observe.collector import GatewayCollector
 from modelpool.observe.history import session_entry
 from modelpool.observe.metrics import Flusher, Tally, multiprocess_dir
-from modelpool.observe.trace import CallTrace, usage_tokens
+from modelpool.observe.trace import CallTrace, call_usage, usage_tokens
 
 if TYPE_CHECKING:
     from modelpool.engine import Engine
@@ -93,11 +93,13 @@ class Observer:
     def done(self, trace: CallTrace) -> None:
         try:
             trace.end()
+            if trace.served is not None:
+                _estimate_if_unreported(trace)
             self.tally.record(trace)
             self.gw.accounts.finish(trace.key, trace.ticket, trace.walker, trace.served)
             self._history.append(trace)  # SPEC §8: described and stored in the background
             if trace.otel is not None:
-                trace.otel.finish(trace, usage_tokens(trace.relay) if trace.served else (None, None))
+                trace.otel.finish(trace, usage_tokens(trace) if trace.served else (None, None))
             if call_log.isEnabledFor(logging.INFO):
                 fast = logs.fast_call_line
                 if fast is not None:
@@ -136,13 +138,24 @@ class Observer:
             multiprocess.mark_process_dead(os.getpid(), self.mp_dir)  # drops this worker's live gauges
 
 
+def _estimate_if_unreported(trace: CallTrace) -> None:
+    """A served call no attempt reported usage for: estimate it from the text (SPEC §14)."""
+    state: Any = getattr(trace.walker, "state", None)
+    record = getattr(state, "estimate", None)  # a walk's state (not a stand-in without one)
+    if record is None or state.usage is not None or trace.call is None or trace.served is None:
+        return
+    estimate = getattr(trace.relay, "output_estimate", None)
+    output = estimate() if estimate is not None else 0
+    record(trace.served, trace.call.est_tokens, output)
+
+
 def call_fields(trace: CallTrace) -> dict[str, Any]:
     """The call's log line: what was asked, what the walk did, how long it took. No message texts (an
     upstream error may echo a credential), no bodies, no keys."""
     call = trace.call
     walker = trace.walker
     state = walker.state if walker is not None else None
-    tin, tout = usage_tokens(trace.relay) if trace.served else (None, None)
+    usage = call_usage(trace)
     ttft = trace.ttft
     return {
         "request_id": trace.request_id,
@@ -157,8 +170,14 @@ def call_fields(trace: CallTrace) -> dict[str, Any]:
         "switched_from": state.switched_from if state is not None else None,
         "hedged": getattr(state, "hedged", None),
         "effort": state.effort if state is not None else None,
-        "tokens_in": tin,
-        "tokens_out": tout,
+        "dropped": getattr(state, "dropped", None) or None,
+        # SPEC §14, one meaning on every path: all input tokens (cache reads and writes included), the
+        # cached part again on its own; summed over the attempts that reported usage.
+        "tokens_in": usage["prompt_tokens"] if usage else None,
+        "tokens_cached": usage["cached_tokens"] if usage else None,
+        "tokens_cache_write": usage["cache_creation_tokens"] if usage else None,
+        "tokens_out": usage["completion_tokens"] if usage else None,
+        "usage_estimated": True if getattr(state, "estimated", False) else None,
         "ttft_ms": round(ttft * 1000, 1) if ttft is not None else None,
         "key": trace.key,
         "cost_usd": round(cost, 10) if (cost := getattr(state, "cost", None)) is not None else None,

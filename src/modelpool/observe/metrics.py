@@ -47,14 +47,26 @@ COUNTERS: dict[str, tuple[str, tuple[str, ...]]] = {
         "budget refused.",
         ("outcome",),
     ),
-    "modelpool_input_tokens": ("Prompt tokens reported by the upstream, by serving route.", ("route",)),
+    "modelpool_input_tokens": (
+        "Input tokens of served calls (cached ones included; estimated where the upstream reported none), "
+        "by serving route.",
+        ("route",),
+    ),
     "modelpool_output_tokens": ("Completion tokens reported by the upstream, by serving route.", ("route",)),
     "modelpool_cost_usd": (
         "USD the upstreams billed for served calls (SPEC §14: usage × the prices in force at the call's "
         "start, every attempt that reported usage), by pool, serving route and client key name.",
         ("pool", "route", "key"),
     ),
+    "modelpool_translation_dropped": (
+        "What translation left out of calls (SPEC §1.6): hosted tools the client only offered, fields and "
+        "items with no equivalent on the serving route — by the name x-modelpool-dropped gives it.",
+        ("field",),
+    ),
 }
+# Distinct `field` label values kept per process: the names come from client bodies (an unknown key is
+# named too), so a client inventing keys must not grow the series without bound.
+DROPPED_FIELDS_MAX = 200
 HISTOGRAMS: dict[str, tuple[str, tuple[str, ...], tuple[float, ...]]] = {
     "modelpool_ttft_seconds": (
         "Streamed calls: request arrival to the first reasoning/answer event, by serving route.",
@@ -134,6 +146,9 @@ class Tally:
                 self._add(self.counters["modelpool_switches"], (frm, to, kind))
         if not route:
             return
+        dropped = getattr(walker.state, "dropped", None) if walker is not None else None
+        if dropped:
+            self._dropped(dropped)
         key = (route,)
         self._add(self._attempts, (route, "ok"))
         self._observe("modelpool_request_duration_seconds", key, trace.total)
@@ -146,13 +161,23 @@ class Tally:
         cost = getattr(trace.walker.state, "cost", None) if trace.walker is not None else None
         if cost:
             self._add(
-                self.counters["modelpool_cost_usd"], (call.pool.id if call else "", route, trace.key), cost
+                self.counters["modelpool_cost_usd"],
+                (call.account_pool if call else "", route, trace.key),
+                cost,
             )
-        tin, tout = usage_tokens(trace.relay)
+        tin, tout = usage_tokens(trace)
         if tin:
             self._add(self.counters["modelpool_input_tokens"], key, tin)
         if tout:
             self._add(self.counters["modelpool_output_tokens"], key, tout)
+
+    def _dropped(self, names: list[str]) -> None:
+        series = self.counters["modelpool_translation_dropped"]
+        for name in names:
+            key = (name,)
+            if key not in series and len(series) >= DROPPED_FIELDS_MAX:
+                key = ("other",)
+            series[key] = series.get(key, 0) + 1
 
     def families(self) -> Iterator[Metric]:
         """The tallies as Prometheus metric families (single-process scrape)."""

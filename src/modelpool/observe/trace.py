@@ -184,14 +184,18 @@ def switches(attempts: list[AttemptRecord], served: str | None) -> list[tuple[st
     return out
 
 
-def usage_tokens(relay: Any) -> tuple[int | None, int | None]:
-    """(input, output) tokens the upstream reported for the served attempt, when it did.
+def call_usage(trace: CallTrace) -> dict[str, int] | None:
+    """The call's usage as the books count it (SPEC §14): every attempt that reported any (a hedge loser
+    included), normalized — `prompt_tokens` is all input, cache reads (`cached_tokens`) and cache writes
+    (`cache_creation_tokens`) included — or the estimate when none did (`WalkState.estimated`)."""
+    walker = trace.walker
+    usage = getattr(walker.state, "usage", None) if walker is not None else None
+    return usage if isinstance(usage, dict) else None
 
-    The byte-faithful stream relay sees usage only when the client asked for it
-    (`stream_options.include_usage`); the translating relays always ask upstream for it."""
-    usage = getattr(relay, "usage", None)
-    if not isinstance(usage, dict):
+
+def usage_tokens(trace: CallTrace) -> tuple[int | None, int | None]:
+    """(input, output) tokens of the call, input including cached tokens; (None, None) without usage."""
+    usage = call_usage(trace)
+    if usage is None:
         return None, None
-    tin = usage.get("prompt_tokens", usage.get("input_tokens"))
-    tout = usage.get("completion_tokens", usage.get("output_tokens"))
-    return (tin if isinstance(tin, int) else None, tout if isinstance(tout, int) else None)
+    return usage["prompt_tokens"], usage["completion_tokens"]

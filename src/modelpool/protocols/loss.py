@@ -130,9 +130,13 @@ def demotion_reason(losses: Iterable[Loss], target: str) -> str | None:
     return f"demoted: would drop {', '.join(names)} when translating to {_TARGET_NAME.get(target, target)}"
 
 
-def refusal_message(losses: Iterable[Loss], target: str) -> str | None:
-    """The 400 message of an attempt refused under `pool.lossy_translation: refuse`, or None."""
-    lost = blocking(losses)
+def refusal_message(losses: Iterable[Loss], target: str, mode: str = "refuse") -> str | None:
+    """The 400 message of an attempt refused under `pool.lossy_translation` (`mode`), or None: `refuse`
+    refuses any loss that changes the answer, `tools` (the default) all but the hosted tools the client
+    only offers (those are left out and named, SPEC §1.6), `allow` none."""
+    if mode == "allow":
+        return None
+    lost = [loss for loss in blocking(losses) if mode == "refuse" or not loss.offered]
     names = _names(lost)
     if not names:
         return None

@@ -33,7 +33,7 @@ _SERVER_HISTORY = "server-side tool turn"
 
 def anthropic_losses(w: _Walk, body: dict[str, Any]) -> None:
     if body.get("mcp_servers"):
-        w.lose("mcp_servers", True, why=_HOSTED)
+        w.lose("mcp_servers", True, why=_HOSTED, offered=True)
     w.extra(body, "", _ANTH_TOP_ALL)
     metadata = body.get("metadata")
     if isinstance(metadata, dict):
@@ -58,7 +58,7 @@ def anthropic_losses(w: _Walk, body: dict[str, Any]) -> None:
             w.extra(tool, at, ("type", "name", "input_schema", "description"))
         else:
             name = tool.get("name") or tool.get("type") if isinstance(tool, dict) else None
-            w.lose(at, True, f"tools[{name}]", why=_HOSTED)
+            w.lose(at, True, f"tools[{name}]", why=_HOSTED, offered=True)
     choice = body.get("tool_choice")
     if choice is not None:
         if not carried or not isinstance(choice, dict):
@@ -200,7 +200,7 @@ def chat_losses(w: _Walk, body: dict[str, Any]) -> None:
                 w.extra(fn, f"{at}.function", ("name", "parameters", "description"))
         else:
             kind = tool.get("type") if isinstance(tool, dict) else None
-            w.lose(at, True, f"tools[{kind}]", why="no Anthropic equivalent")
+            w.lose(at, True, f"tools[{kind}]", why="no Anthropic equivalent", offered=True)
     if not carried:
         for key in ("tool_choice", "parallel_tool_calls"):
             if key in body:

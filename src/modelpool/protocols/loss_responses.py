@@ -8,6 +8,7 @@ from typing import Any
 from modelpool.protocols.loss_walk import HOSTED as _HOSTED
 from modelpool.protocols.loss_walk import Walk as _Walk
 from modelpool.protocols.loss_walk import has_text as _text
+from modelpool.protocols.translate_deferred import client_search, namespace_functions
 from modelpool.protocols.translate_reasoning import open_sealed
 
 # ---------------------------------------------------------------- Responses → chat (→ Anthropic)
@@ -94,9 +95,30 @@ def _responses_tools(w: _Walk, tools: Any, anth: bool) -> int:
         elif kind == "local_shell":
             carried += 1
             w.extra(tool, at, ("type",))
+        elif client_search(tool):  # Codex runs the search itself: a function upstream
+            carried += 1
+            w.extra(tool, at, ("type", "execution", "description", "parameters"))
+        elif kind == "namespace" and any(namespace_functions(tool)):
+            carried += 1
+            _namespace(w, tool, at)
         else:
-            w.lose(at, True, f"tools[{tool.get('name') or kind}]", why=_HOSTED)
+            # Offered only: left out by default (the model lacks it), refused under `refuse`.
+            w.lose(at, True, f"tools[{tool.get('name') or kind}]", why=_HOSTED, offered=True)
     return carried
+
+
+_NAMESPACE_CHILD = ("type", "name", "description", "parameters", "strict", "defer_loading")
+
+
+def _namespace(w: _Walk, tool: dict[str, Any], at: str) -> None:
+    w.extra(tool, at, ("type", "name", "description", "tools"))
+    for j, child in enumerate(tool.get("tools") or []):
+        where = f"{at}.tools[{j}]"
+        if isinstance(child, dict) and child.get("type") == "function" and isinstance(child.get("name"), str):
+            w.extra(child, where, _NAMESPACE_CHILD)
+        else:
+            kind = child.get("type") if isinstance(child, dict) else None
+            w.lose(where, True, f"tools[{tool.get('name')}.{kind}]", why=_HOSTED, offered=True)
 
 
 def _responses_choice(w: _Walk, body: dict[str, Any], carried: int) -> None:
@@ -122,9 +144,20 @@ def _responses_items(w: _Walk, items: list[Any], anth: bool) -> None:
             _responses_message(w, item, at, anth)
             if item.get("role") == "assistant":
                 pending.clear()
+        elif kind in ("tool_search_call", "tool_search_output") and item.get("execution") != "client":
+            w.lose(at, True, why="a search OpenAI's servers ran")
+        elif kind in ("tool_search_call", "tool_search_output", "additional_tools"):
+            if kind == "tool_search_call":  # an assistant output item: it takes the pending reasoning
+                pending.clear()
+            known = {
+                "tool_search_call": ("call_id", "execution", "arguments"),
+                "tool_search_output": ("call_id", "execution", "tools"),
+                "additional_tools": ("role", "tools"),
+            }[kind]
+            w.extra(item, at, (*_ITEM_BOOKKEEPING, *known))
         elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
             pending.clear()
-            known: tuple[str, ...] = ("call_id", "name", "arguments")
+            known = ("call_id", "name", "arguments", "namespace")
             if kind == "custom_tool_call":
                 known = ("call_id", "name", "input")
             elif kind == "local_shell_call":

@@ -16,6 +16,9 @@ class Loss:
     changes_answer: bool
     at: str  # where it is in the client body ("tools[2]"); equal to `field` except for named tools
     why: str = ""
+    # A hosted tool the client only offers (SPEC §1.6): left out by default, refused only under
+    # `pool.lossy_translation: refuse`. Conversation content (results already in the history) is not.
+    offered: bool = False
 
 
 class Walk:
@@ -24,8 +27,10 @@ class Walk:
     def __init__(self) -> None:
         self.losses: list[Loss] = []
 
-    def lose(self, at: str, changes: bool, name: str | None = None, why: str = "") -> None:
-        self.losses.append(Loss(name or at, changes, at, why))
+    def lose(
+        self, at: str, changes: bool, name: str | None = None, why: str = "", offered: bool = False
+    ) -> None:
+        self.losses.append(Loss(name or at, changes, at, why, offered))
 
     def extra(self, obj: dict[str, Any], where: str, known: Iterable[str]) -> None:
         """Keys of `obj` the translator does not read: harmless, but named."""

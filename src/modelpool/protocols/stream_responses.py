@@ -29,6 +29,7 @@ import orjson
 from modelpool.protocols.mapping import new_id, now, usage_to_responses
 from modelpool.protocols.responses import INCOMPLETE_BY_FINISH, frame, response_object
 from modelpool.protocols.stream_encode import Encoder, StreamEnd
+from modelpool.protocols.translate_deferred import namespaced
 from modelpool.protocols.translate_reasoning import seal_redacted, seal_signature
 from modelpool.protocols.translate_tools import client_item, special_tools
 
@@ -43,6 +44,13 @@ _ARGS_DELTA = (
     b'data: {"type":"response.function_call_arguments.delta","item_id":'
 )
 _REFUSAL_DELTA = b'event: response.refusal.delta\ndata: {"type":"response.refusal.delta","item_id":'
+
+
+_SPECIAL_KIND = {
+    "custom_tool_call": "custom",
+    "local_shell_call": "local_shell",
+    "tool_search_call": "tool_search",
+}
 
 
 class ResponsesEncoder(Encoder):
@@ -60,7 +68,8 @@ class ResponsesEncoder(Encoder):
         self._ids = b""  # '"<item_id>","output_index":N' encoded for the delta fast path
         self._key: Any = None
         self._break = False
-        self._special = special_tools(self.request)  # function name → custom | local_shell
+        self._special = special_tools(self.request)  # function name → custom | local_shell | …
+        self._namespaced = namespaced(self.request) if "namespace" in self._special.values() else {}
 
     # -- framing
 
@@ -150,8 +159,8 @@ class ResponsesEncoder(Encoder):
         self._emit("response.output_item.done", {"output_index": index, "item": item})
 
     def _close_special(self, item: dict[str, Any], arguments: str, where: dict[str, Any]) -> dict[str, Any]:
-        """The custom_tool_call / local_shell_call item of a finished function call."""
-        kind = "custom" if item["type"] == "custom_tool_call" else "local_shell"
+        """The custom_tool_call / local_shell_call / tool_search_call item of a finished function call."""
+        kind = _SPECIAL_KIND[item["type"]]
         done = client_item(kind, item["id"], item["call_id"], item.get("name", ""), arguments)
         if kind == "custom":
             raw = done["input"]
@@ -221,6 +230,13 @@ class ResponsesEncoder(Encoder):
         if special == "custom":
             item = {"id": new_id("ctc_"), "type": "custom_tool_call", "call_id": call_id, "name": name}
             item |= {"input": "", "status": "in_progress"}
+        elif special == "tool_search":
+            item = {"id": new_id("tsc_"), "type": "tool_search_call", "call_id": call_id}
+            item |= {"execution": "client", "arguments": {}, "status": "in_progress"}
+        elif special == "namespace":
+            namespace, child = self._namespaced.get(name, ("", name))
+            item = {"id": new_id("fc_"), "type": "function_call", "call_id": call_id, "name": child}
+            item |= {"namespace": namespace, "arguments": "", "status": "in_progress"}
         elif special is not None:
             action = {"type": "exec", "command": [], "env": {}}
             item = {"id": new_id("lsh_"), "type": "local_shell_call", "call_id": call_id, "action": action}
@@ -244,7 +260,7 @@ class ResponsesEncoder(Encoder):
             return
         if item["type"] == "function_call":
             self._delta(_ARGS_DELTA, fragment)
-        elif item["type"] in ("custom_tool_call", "local_shell_call"):
+        elif item["type"] in ("custom_tool_call", "local_shell_call", "tool_search_call"):
             self._acc.append(fragment)  # sent as the raw input when the call ends
 
     def ping(self) -> None:

@@ -55,6 +55,12 @@ def estimate_tokens(body: dict[str, Any], dialect: str = "openai") -> int:
     return chars // 4 + overhead + images
 
 
+def text_tokens(value: Any) -> int:
+    """The text under a decoded reply (a completion, message or response object): len/4, ids, types and
+    opaque payloads skipped — the output estimate of a call whose upstream reported no usage."""
+    return (_walk(value)[0] + 3) // 4
+
+
 def _chars(value: Any) -> int:
     return _walk(value)[0]
 

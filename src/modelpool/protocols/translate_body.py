@@ -176,6 +176,9 @@ def to_anthropic(
     return obj
 
 
+_ITEM_PREFIX = {"custom": "ctc_", "local_shell": "lsh_", "tool_search": "tsc_"}
+
+
 def to_responses(
     reply: Reply,
     request: dict[str, Any] | None = None,
@@ -220,8 +223,8 @@ def to_responses(
                     }
                 )
         elif b[2] in special:
-            item_id = new_id("ctc_" if special[b[2]] == "custom" else "lsh_")
-            output.append(client_item(special[b[2]], item_id, b[1], b[2], b[3]))
+            item_id = new_id(_ITEM_PREFIX.get(special[b[2]], "fc_"))
+            output.append(client_item(special[b[2]], item_id, b[1], b[2], b[3], request))
         else:
             output.append(
                 {

@@ -5,7 +5,8 @@ assistant message's `tool_calls`, `function_call_output` onto `tool` messages, a
 onto the next assistant message's `reasoning_content` — with modelpool's own marked `encrypted_content`
 read back as the Anthropic thinking signature (or redacted thinking) it wrote there (`translate_reasoning`),
 so reasoning survives a Responses client on an Anthropic route. `custom` and `local_shell` tools and their
-history items are carried as function tools and calls (`translate_tools`). Hosted tools (web_search,
+history items are carried as function tools and calls (`translate_tools`), and so are Codex's
+`tool_search` and `namespace` tools (`translate_deferred`). Hosted tools (web_search,
 file_search, …) and another provider's encrypted reasoning have no chat equivalent and are left out —
 `loss.translation_losses` names each such field, so nothing is lost silently; items that need server
 state (`item_reference`) are refused.
@@ -20,6 +21,13 @@ import orjson
 from modelpool.protocols.effort import read_effort, write_effort
 from modelpool.protocols.errors import ClientError
 from modelpool.protocols.mapping import SIDE_FIELD, client_shape_errors, fill_reasoning_content
+from modelpool.protocols.translate_deferred import (
+    TOOL_SEARCH,
+    deferred_functions,
+    flat_name,
+    search_call_arguments,
+    search_output_text,
+)
 from modelpool.protocols.translate_reasoning import open_sealed
 from modelpool.protocols.translate_request import openai_to_anthropic
 from modelpool.protocols.translate_tools import (
@@ -91,6 +99,8 @@ def _items(items: list[Any], messages: list[dict[str, Any]]) -> None:
     for i, item in enumerate(items):
         kind = item.get("type") or "message"
         where = f"input[{i}]"
+        if kind in ("tool_search_call", "tool_search_output") and item.get("execution") != "client":
+            continue  # a search OpenAI's servers ran: left out, named by loss.translation_losses
         if kind == "message":
             role = item.get("role")
             if role == "assistant":
@@ -102,9 +112,13 @@ def _items(items: list[Any], messages: list[dict[str, Any]]) -> None:
                 messages.append({"role": role, "content": _content(item.get("content"), where)})
             else:
                 raise ClientError(400, f"{where}.role: unsupported role {role!r}", param=f"{where}.role")
-        elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
+        elif kind in ("function_call", "custom_tool_call", "local_shell_call", "tool_search_call"):
             if kind == "function_call":
                 name, args = item.get("name"), item.get("arguments") or ""
+                if isinstance(item.get("namespace"), str) and isinstance(name, str):
+                    name = flat_name(item["namespace"], name)
+            elif kind == "tool_search_call":
+                name, args = TOOL_SEARCH, search_call_arguments(item)
             elif kind == "custom_tool_call":
                 name, args = item.get("name"), custom_call_arguments(item)
             else:
@@ -127,6 +141,12 @@ def _items(items: list[Any], messages: list[dict[str, Any]]) -> None:
             elif output is not None and not isinstance(output, str):
                 output = orjson.dumps(output).decode()
             messages.append({"role": "tool", "tool_call_id": call_id, "content": output or ""})
+        elif kind == "tool_search_output":
+            # The tools found go up as function tools (`deferred_functions`); the result names them.
+            text = search_output_text(item)
+            messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": text})
+        elif kind == "additional_tools":
+            pass  # its tools go up as function tools (`deferred_functions`)
         elif kind == "reasoning":
             parts = item.get("content") or item.get("summary") or []
             text = "".join(p.get("text", "") for p in parts if isinstance(p, dict))
@@ -205,6 +225,7 @@ def _tools(req: dict[str, Any], out: dict[str, Any]) -> None:
             if fn is None:
                 continue
         tools.append({"type": "function", "function": fn})
+    tools.extend({"type": "function", "function": fn} for fn in deferred_functions(req))
     if not tools:
         return
     out["tools"] = tools

@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from modelpool.protocols.mapping import parse_arguments
+from modelpool.protocols.translate_deferred import TOOL_SEARCH, client_search, namespaced, search_call_item
 
 LOCAL_SHELL = "local_shell"  # the function name the local_shell tool gets upstream
 
@@ -81,7 +82,8 @@ def function_for(tool: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def special_tools(request: dict[str, Any] | None) -> dict[str, str]:
-    """Function name → "custom" | "local_shell" for the Responses request's carried tools ({} if none)."""
+    """Function name → "custom" | "local_shell" | "tool_search" | "namespace" for the Responses request's
+    carried tools whose calls come back as other items or fields ({} if none)."""
     out: dict[str, str] = {}
     for tool in (request or {}).get("tools") or ():
         if not isinstance(tool, dict):
@@ -90,6 +92,10 @@ def special_tools(request: dict[str, Any] | None) -> dict[str, str]:
             out[tool["name"]] = "custom"
         elif tool.get("type") == LOCAL_SHELL:
             out[LOCAL_SHELL] = LOCAL_SHELL
+        elif client_search(tool):
+            out[TOOL_SEARCH] = TOOL_SEARCH
+    for flat in namespaced(request):
+        out.setdefault(flat, "namespace")
     return out
 
 
@@ -148,8 +154,24 @@ def local_shell_action(arguments: str) -> dict[str, Any]:
     return action
 
 
-def client_item(kind: str, item_id: str, call_id: str, name: str, arguments: str) -> dict[str, Any]:
-    """A completed `custom_tool_call` / `local_shell_call` output item for a route's function call."""
+def client_item(
+    kind: str, item_id: str, call_id: str, name: str, arguments: str, request: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A completed `custom_tool_call` / `local_shell_call` / `tool_search_call` item, or a namespaced
+    `function_call` (`request`: the client's, for the namespace), for a route's function call."""
+    if kind == TOOL_SEARCH:
+        return search_call_item(item_id, call_id, arguments)
+    if kind == "namespace":
+        namespace, child = namespaced(request).get(name, ("", name))
+        return {
+            "id": item_id,
+            "type": "function_call",
+            "call_id": call_id,
+            "name": child,
+            "namespace": namespace,
+            "arguments": arguments,
+            "status": "completed",
+        }
     if kind == "custom":
         return {
             "id": item_id,

@@ -67,6 +67,7 @@ class AnthropicStream(NativeStream):
         kind = info.event_name
         if kind == "message_start":
             a.start_usage = info.usage
+            self.partial_usage = an.normalized_usage(info.usage, None)
             if not self.cs.continuing:
                 message = info.obj.get("message")
                 if isinstance(message, dict) and isinstance(message.get("id"), str):
@@ -120,7 +121,9 @@ class AnthropicStream(NativeStream):
         held.clear()
         delta = a.delta if a.delta is not None else {"type": "message_delta", "delta": {}, "usage": {}}
         self.usage = an.normalized_usage(a.start_usage, delta.get("usage"))
-        self.state.add_usage(None, self.usage)  # cost (SPEC §14), before the metadata that carries it
+        self.state.add_usage(
+            self.route_key, self.usage
+        )  # cost (SPEC §14), before the metadata that carries it
         if self.aggregator:  # read only: the bytes stay as sent
             self.routing = find_routing(delta) or self.routing
         out.append(an.with_metadata(delta, self.state.metadata()))

@@ -8,6 +8,7 @@ translating relay, both writing to the same `ClientStream`.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +18,7 @@ from modelpool.aggregators import RoutingRecord
 from modelpool.health.classify import FailureKind
 from modelpool.hedge.race import RACER, Racer
 from modelpool.protocols.loss import reply_drops
+from modelpool.protocols.tokens import text_tokens
 from modelpool.relays.anthropic import AnthropicStream
 from modelpool.relays.client_stream import ClientStream
 from modelpool.relays.native import Emit, NativeStream, Start
@@ -74,7 +76,7 @@ class CallStreamRelay(_Relay):
         emit: Emit,
         order: Order | None = None,
         forward: Mapping[Any, list[str]] | None = None,
-        lossy: str = "refuse",
+        lossy: str = "tools",
     ) -> None:
         super().__init__(call, order, forward, lossy)
         self.client = client
@@ -149,6 +151,10 @@ class CallStreamRelay(_Relay):
         except AttemptFailure as failure:
             self.note_failure(prep, failure)
             raise
+        except asyncio.CancelledError:
+            if not won:  # a loser: billed for what its upstream reported so far (SPEC §14)
+                self.state.add_usage(cand.key, _partial_usage(relay))
+            raise
         finally:
             if won:
                 cs.last_native = prep.native
@@ -167,6 +173,14 @@ class CallStreamRelay(_Relay):
             self._translating = relay
         else:
             self._native = relay
+
+    def output_estimate(self) -> int:
+        """Output tokens of the served attempt from its text, for a route that reported no usage."""
+        relay = self._last
+        if isinstance(relay, TranslatingStreamRelay):
+            return (relay.t.end.chars + 3) // 4 if relay.t is not None else 0
+        estimate = getattr(relay, "output_estimate", None)
+        return int(estimate()) if estimate is not None else 0
 
     def produced(self) -> tuple[str, str] | None:
         """(id the client saw, id the upstream stored) of a natively served Responses stream."""
@@ -204,13 +218,14 @@ class CallOnceRelay(_Relay):
         client: UpstreamClient,
         order: Order | None = None,
         forward: Mapping[Any, list[str]] | None = None,
-        lossy: str = "refuse",
+        lossy: str = "tools",
     ) -> None:
         super().__init__(call, order, forward, lossy)
         self.client = client
         self._native = NativeOnce(client)
         self._translating = TranslatingOnce(call, client)
         self.effort: str | None = None
+        self._losers: list[tuple[str, dict[str, int] | None]] = []  # hedge losers' usage, billed too
 
     @property
     def routing(self) -> RoutingRecord | None:
@@ -254,7 +269,12 @@ class CallOnceRelay(_Relay):
         except AttemptFailure as failure:
             self.note_failure(prep, failure)
             raise
-        await racer.claim()
+        try:
+            await racer.claim()
+        except asyncio.CancelledError:  # its whole answer came, a moment too late: billed all the same
+            done = native if prep.native else translating
+            self._losers.append((cand.key, normalized_usage(prep.dialect, done.usage)))
+            raise
         self.effort, self.served_native, self.served_route = prep.effort, prep.native, cand.key
         if prep.native:
             self._native = native
@@ -262,6 +282,10 @@ class CallOnceRelay(_Relay):
             self._translating = translating
         SignatureScan(cand.key, self.call.signed).feed(native.body if prep.native else translating.raw)
         return result
+
+    def output_estimate(self) -> int:
+        """Output tokens of the served answer from its text, for a route that reported no usage."""
+        return text_tokens(self.obj)
 
     def produced(self) -> tuple[str, str] | None:
         obj = self._native.obj
@@ -271,6 +295,8 @@ class CallOnceRelay(_Relay):
 
     def final_body(self, state: WalkState) -> bytes:
         state.effort = self.effort
+        for key, usage in self._losers:
+            state.add_usage(key, usage)
         if not self.served_native:
             obj, upstream = self._translating.obj, self._translating.upstream
             state.dropped = _unique([*self.dropped, *reply_drops(obj, upstream, self.call.ingress)])
@@ -283,6 +309,12 @@ class CallOnceRelay(_Relay):
 
             return with_metadata(oc.prepend_content(self._native.obj, notice), state.metadata())
         return with_metadata(self._native.body, state.metadata())
+
+
+def _partial_usage(relay: NativeStream | TranslatingStreamRelay) -> dict[str, int] | None:
+    if isinstance(relay, TranslatingStreamRelay):
+        return relay.t.end.usage if relay.t is not None else None
+    return relay.partial_usage
 
 
 def with_metadata(body: bytes, meta: dict[str, Any]) -> bytes:
@@ -305,7 +337,7 @@ def once_relay(
     client: UpstreamClient,
     order: Order | None,
     forward: Mapping[Any, list[str]] | None = None,
-    lossy: str = "refuse",
+    lossy: str = "tools",
 ) -> CallOnceRelay:
     return CallOnceRelay(call, client, order, forward, lossy)
 
@@ -318,6 +350,6 @@ def stream_relay(
     emit: Emit,
     order: Order | None,
     forward: Mapping[Any, list[str]] | None = None,
-    lossy: str = "refuse",
+    lossy: str = "tools",
 ) -> CallStreamRelay:
     return CallStreamRelay(call, client, state, start, emit, order, forward, lossy)

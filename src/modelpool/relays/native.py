@@ -85,6 +85,10 @@ class NativeStream:
         self._emit = emit
         self.routing: RoutingRecord | None = None
         self.usage: Any = None
+        # Usage the current attempt reported before its end (Anthropic's message_start: the input): what
+        # a hedge loser cancelled mid-stream is billed for (SPEC §3.7, §14).
+        self.partial_usage: dict[str, int] | None = None
+        self.route_key: str | None = None
         self.aggregator = False  # the current attempt's route writes routing records
         self.first_at: float | None = None  # the current attempt's first reasoning/answer event
         self._scan = SignatureScan("", call.signed)
@@ -99,6 +103,7 @@ class NativeStream:
 
     async def attempt(self, cand: Candidate, prep: Prepared) -> AttemptResult:
         t0 = time.monotonic()
+        self.route_key = cand.key  # usage is priced at this route's (a hedge winner may end before its claim)
         self.aggregator = cand.endpoint.aggregator
         self.state.effort = prep.effort
         self._scan = SignatureScan(cand.key, self.call.signed)  # SPEC §3.10: who signed what

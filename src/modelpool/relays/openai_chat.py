@@ -4,6 +4,12 @@ Bytes go out as they arrive. The relay holds back only two kinds of event: pure 
 first reasoning/answer event (so a route that dies right after its role chunk leaves no trace and the
 response headers name the route that really answers), and the final chunk(s), which wait for `[DONE]`
 so the `modelpool` metadata can ride on the last one. Answer text is never held.
+
+Every call is counted (SPEC §14): when the client did not ask for usage the request asked the route for it
+(`Prepared.usage_added`), and this relay gives the client the stream it would have had without it — the
+usage-only chunk left out, each chunk's `"usage":null` taken out of the bytes (one `replace` per write, in
+C) — while the usage goes to the books. It also counts the bytes it passed, the estimate of the output when
+a route ignores `include_usage` (`output_estimate`).
 """
 
 from __future__ import annotations
@@ -19,13 +25,47 @@ from modelpool.protocols.mapping import usage_from_openai
 from modelpool.protocols.sse import SSEEvent
 from modelpool.relays.native import NativeStream
 from modelpool.relays.reads import in_stream_failure_kind
+from modelpool.relays.request import Prepared
+from modelpool.routing.call import Candidate
 from modelpool.upstream.client import AttemptFailure
+from modelpool.walk.walker import AttemptResult
+
+# What include_usage makes a route write into every chunk (OpenAI: compact; JSON with spaces elsewhere).
+_USAGE_NULLS = (b',"usage":null', b', "usage": null')
 
 
 class OpenAIStreamRelay(NativeStream):
     """OpenAI Chat Completions from a route that speaks it, to an OpenAI client: bytes as they came."""
 
     UNTERMINATED = "upstream stream ended without [DONE]"
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._emit_as_sent = self._emit
+        self._added = False  # this attempt asked the route for usage the client did not ask for
+        self._null: bytes | None = None  # how this route writes `"usage":null`, b"" if it does not
+        self.sent = 0  # bytes passed while `_added`, and the size of the first content chunk: together
+        self._chunk = 0  # the output estimate when the route sends no usage after all
+
+    async def attempt(self, cand: Candidate, prep: Prepared) -> AttemptResult:
+        self._added = prep.usage_added
+        self._emit = self._emit_without_usage if self._added else self._emit_as_sent
+        self._null, self.sent, self._chunk = None, 0, 0  # each route writes its own way
+        return await super().attempt(cand, prep)
+
+    async def _emit_without_usage(self, data: bytes) -> None:
+        """The client's bytes without the `"usage":null` its request did not ask for: one `replace` (in C)
+        per write, nothing per chunk in Python."""
+        null = self._null
+        if null is None:  # how this route writes it, from its first bytes: compact (OpenAI), spaced, or not
+            null = self._null = next((n for n in _USAGE_NULLS if n in data), b"")
+        self.sent += len(data)
+        await self._emit_as_sent(data.replace(null, b"") if null else data)
+
+    def output_estimate(self) -> int:
+        """Output tokens when the route reported none: the bytes relayed over the size of one content
+        chunk (about one token each)."""
+        return self.sent // self._chunk if self._chunk else 0
 
     def begin(self) -> list[oc.ChunkInfo]:
         return []  # final/usage chunks waiting for [DONE]
@@ -64,6 +104,7 @@ class OpenAIStreamRelay(NativeStream):
             held.clear()
         if info.content and not self.cs.committed:
             self.cs.committed = True
+            self._chunk = len(raw)
             notice = self.state.notice()
             if notice is not None:
                 out.append(oc.content_chunk(info.obj, notice))
@@ -73,12 +114,20 @@ class OpenAIStreamRelay(NativeStream):
         await self.ensure_started()
         self.cs.committed = True
         out.extend(held)
-        self.state.add_usage(None, usage_from_openai(next((i.usage for i in tail if i.usage), None)))
-        for i, info in enumerate(tail):
+        self.state.add_usage(
+            self.route_key, usage_from_openai(next((i.usage for i in tail if i.usage), None))
+        )
+        for info in tail:
             if info.usage:
                 self.usage = info.usage
             if self.aggregator:  # read only: the bytes stay as sent
                 self.routing = find_routing(info.obj) or self.routing
+        if self._added:  # what the client did not ask for stays out of its stream
+            tail = [i for i in tail if i.obj.get("choices") or not i.usage]
+            for info in tail:
+                if "usage" in info.obj and info.obj["usage"] is None:
+                    del info.obj["usage"]
+        for i, info in enumerate(tail):
             if i == len(tail) - 1:
                 out.append(oc.with_metadata(info.obj, self.state.metadata()))
             else:

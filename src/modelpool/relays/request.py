@@ -100,6 +100,9 @@ class Prepared:
     body: bytes
     effort: str | None
     dropped: list[str]  # what the translation could not carry (SPEC §1.6), for x-modelpool-dropped
+    # SPEC §14: `stream_options.include_usage` added to a native chat stream whose client did not ask for
+    # usage; the relay leaves the usage chunk (and each chunk's `"usage":null`) out of the client's stream.
+    usage_added: bool = False
 
 
 def encode_request(body: dict[str, Any]) -> bytes:
@@ -111,6 +114,23 @@ def encode_request(body: dict[str, Any]) -> bytes:
         raise AttemptFailure(
             FailureKind.REQUEST, f"request body cannot be encoded: {exc}", status=400
         ) from None
+
+
+_USAGE = {"include_usage": True}
+_USAGE_HEAD = b'{"stream_options":{"include_usage":true},'
+
+
+def asks_usage(body: dict[str, Any]) -> bool:
+    """Whether a chat client asked for the usage chunk of its stream (`stream_options.include_usage`)."""
+    options = body.get("stream_options")
+    return isinstance(options, dict) and options.get("include_usage") is True
+
+
+def with_usage(raw: bytes) -> bytes:
+    """The client's bytes with `stream_options: {include_usage: true}` as their first field (a body with
+    no `stream_options` of its own): spliced, not encoded again — an agent's conversation can be megabytes."""
+    start = raw.index(b"{") + 1
+    return _USAGE_HEAD + raw[start:]
 
 
 def route_effort(call: Call, cand: Candidate) -> str | None:
@@ -126,7 +146,7 @@ class UpstreamRequest:
         call: Call,
         order: Order | None,
         forward: Mapping[Any, list[str]] | None = None,
-        lossy: str = "refuse",
+        lossy: str = "tools",
     ) -> None:
         self.call = call
         self._order = order
@@ -153,18 +173,28 @@ class UpstreamRequest:
             raise AttemptFailure(FailureKind.REQUEST, refusal, status=400)
         effort = route_effort(call, cand)
         foreign = {d for d, route in call.signers.items() if route != cand.key} if call.signers else None
-        if native and not foreign and self._as_sent(cand, effort):
+        add_usage = native and target == "openai" and call.stream and not asks_usage(call.body)
+        if (
+            native
+            and not foreign
+            and self._as_sent(cand, effort)
+            and not (add_usage and "stream_options" in call.body)
+        ):
             return Prepared(
                 dialect=target,
                 native=True,
                 url=cand.endpoint.url_for(target),
                 headers=self.headers(cand, target, True),
-                body=call.raw,
+                body=with_usage(call.raw) if add_usage else call.raw,
                 effort=effort,
                 dropped=dropped,
+                usage_added=add_usage,
             )
         if native:
             body = dict(drop_sealed_reasoning(call.body) if target == "responses" else call.body)
+            if add_usage:
+                options = body.get("stream_options")
+                body["stream_options"] = {**(options if isinstance(options, dict) else {}), **_USAGE}
         else:
             body = dict(self._translated(target))
         body["model"] = cand.route.model_id
@@ -194,6 +224,7 @@ class UpstreamRequest:
             body=encode_request(body),
             effort=effort,
             dropped=dropped,
+            usage_added=add_usage,
         )
 
     def _as_sent(self, cand: Candidate, effort: str | None) -> bool:

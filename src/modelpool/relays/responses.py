@@ -197,7 +197,9 @@ class ResponsesStream(NativeStream):
             response = obj["response"] = {}
         self.usage = usage_from_responses(response.get("usage"))
         self.upstream_id = response.get("id") if isinstance(response.get("id"), str) else None
-        self.state.add_usage(None, self.usage)  # cost (SPEC §14), before the metadata that carries it
+        self.state.add_usage(
+            self.route_key, self.usage
+        )  # cost (SPEC §14), before the metadata that carries it
         if self.aggregator:
             self.routing = find_routing(response) or self.routing
         if a.rewrite:

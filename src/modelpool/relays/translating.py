@@ -59,6 +59,7 @@ class TranslatingStreamRelay:
         }
         self.routing: RoutingRecord | None = None
         self.usage: Any = None
+        self.route_key: str | None = None
 
     @property
     def started(self) -> bool:
@@ -84,6 +85,8 @@ class TranslatingStreamRelay:
         t = self._translator(prep.dialect)
         self.state.effort = prep.effort
         self._scan = SignatureScan(cand.key, self.call.signed)  # SPEC §3.10: who signed what
+        self.route_key = cand.key  # usage is priced at this route's price (a hedge's winner may finish
+        # its whole answer before its claim makes it the walk's current route)
         t0 = time.monotonic()
         try:
             resp = await open_stream(self.client, prep)
@@ -135,7 +138,7 @@ class TranslatingStreamRelay:
             if t.upstream_done:
                 self.routing = find_routing(t.upstream_extra) or self.routing
                 self.usage = t.usage
-                self.state.add_usage(None, t.usage)
+                self.state.add_usage(self.route_key, t.usage)
                 if t.dropped:  # reply parts the client's dialect cannot express (citations, server tools)
                     self.state.dropped = list(dict.fromkeys([*self.state.dropped, *t.dropped]))
                 # Start the client stream before the metadata is read: a hedge race (SPEC §3.7) is

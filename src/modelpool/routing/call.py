@@ -23,6 +23,7 @@ class Call:
     session_id: str | None = None
     purpose: str | None = None  # SPEC §3.6: passed straight through when set
     forced_route: str | None = None  # `x-modelpool-route`: that route only, no failover
+    named_pool: str | None = None  # with a forced route: the pool the client named (it is billed there)
     effort: str | None = None
     locale: str = "en"  # from Accept-Language: the language of the inline switch notice
     has_images: bool = False  # SPEC §3.1 step 2
@@ -42,6 +43,12 @@ class Call:
     _est_tokens: int | None = field(default=None, repr=False)
     # Translation losses by target dialect (`routing.lossy.call_losses`), computed when first needed.
     _losses: dict[str, tuple[Any, ...]] | None = field(default=None, repr=False)
+
+    @property
+    def account_pool(self) -> str:
+        """The pool the call counts under in the usage books (SPEC §14): the one the client named, also
+        when `x-modelpool-route` forced one of its routes."""
+        return self.named_pool or self.pool.id
 
     @property
     def est_tokens(self) -> int:

@@ -40,14 +40,14 @@ def lossy_demotion(call: Call, cand: Candidate) -> str | None:
 
 
 def translation_check(call: Call, target: str, lossy_translation: str) -> tuple[str | None, list[str]]:
-    """For one attempt translated to `target`: (the 400 message when the attempt must be refused — under
-    `pool.lossy_translation: refuse`, a loss that changes the answer — else None; the names for
+    """For one attempt translated to `target`: (the 400 message when the attempt must be refused — a loss
+    that changes the answer, other than an offered hosted tool unless `pool.lossy_translation: refuse`,
+    and none under `allow` — else None; the names for
     `x-modelpool-dropped` / metadata `dropped`). Native attempts (`target == call.ingress`): (None, [])."""
     if target == call.ingress:
         return None, []
     losses = call_losses(call, target)
-    if lossy_translation != "allow":
-        message = refusal_message(losses, target)
-        if message is not None:
-            return message, []
+    message = refusal_message(losses, target, lossy_translation)
+    if message is not None:
+        return message, []
     return None, dropped_names(losses)

@@ -33,6 +33,7 @@ def prepare_call(rt: Runtime, ingress: str, body: dict[str, Any], headers: Mappi
         raise ClientError(400, f"x-modelpool-route {forced!r} is not a route key", param="x-modelpool-route")
     purpose = headers.get("x-modelpool-purpose")
     return Call(
+        named_pool=_named_pool(rt, name) if forced else None,
         ingress=ingress,
         body=body,
         stream=bool(body.get("stream")),
@@ -48,3 +49,12 @@ def prepare_call(rt: Runtime, ingress: str, body: dict[str, Any], headers: Mappi
         prompt_cache=rt.config.pool.prompt_cache == "auto",
         headers=headers,
     )
+
+
+def _named_pool(rt: Runtime, name: str) -> str | None:
+    """The pool the client's model names, for the books of a call whose route is forced (a name no pool
+    answers to leaves the call under the forced route's own pool)."""
+    try:
+        return rt.catalog.resolve(name).id
+    except UnknownModel:
+        return None

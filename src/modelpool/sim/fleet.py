@@ -123,6 +123,8 @@ class Fleet:
         }
         if spec.api_key is not None:
             entry["api_key"] = spec.api_key
+        if spec.prices is not None:
+            entry["prices"] = spec.prices
         if model_info:
             info = {m.id: _model_info(m) for m in spec.models}
             shared = list({orjson.dumps(v, option=orjson.OPT_SORT_KEYS) for v in info.values()})

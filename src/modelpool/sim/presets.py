@@ -52,6 +52,16 @@ _DEMO_INNER: list[tuple[str, float | None, float | None, float, bool]] = [
 # SPEC §10 "The demo is a place to try agents": a coding agent asking for a file gets it written (the
 # file its prompt names, by the best write tool it offers), then a short answer; other calls as before.
 DEMO_AGENT = AgentTask(path=None)
+# USD per 1M tokens, so the demo's Usage page shows spend (SPEC §14); the first-party route has DeepSeek's
+# kind of peak / off-peak prices (§7 decides the period), the aggregator a markup, the reseller a discount.
+_DEMO_PRICES: dict[str, dict[str, Any]] = {
+    "vercel": {"input": 0.30, "cached_input": 0.08, "output": 1.20},
+    "deepseek": {
+        "peak": {"input": 0.28, "cached_input": 0.028, "output": 1.10},
+        "off_peak": {"input": 0.14, "cached_input": 0.014, "output": 0.55},
+    },
+    "workbuddy": {"input": 0.20, "cached_input": 0.05, "output": 0.80},
+}
 
 
 def _demo_model(model_id: str) -> SimModel:
@@ -85,6 +95,7 @@ def demo_fleet() -> FleetSpec:
         inner=inner,
         default_inner="baseten",
         affinity_ttl=300.0,
+        prices=_DEMO_PRICES["vercel"],
         faults=[
             Fault("server_error", probability=0.05, inner="runinfra", status=503),
             Fault("rate_limit", probability=0.05, inner="groq", retry_after=2.0),
@@ -97,6 +108,7 @@ def demo_fleet() -> FleetSpec:
         models=[_demo_model("deepseek-flash")],
         ttft=0.35,
         tps=191.0,
+        prices=_DEMO_PRICES["deepseek"],
         faults=[
             Fault("rate_limit", probability=0.04, retry_after=1.0),
             Fault("cut", probability=0.01, after_tokens=20),
@@ -109,6 +121,7 @@ def demo_fleet() -> FleetSpec:
         models=[_demo_model("deepseek-v4.1-flash")],
         ttft=0.7,
         tps=120.0,
+        prices=_DEMO_PRICES["workbuddy"],
         faults=[
             Fault("server_error", probability=0.04, status=503),
             Fault("stall", probability=0.02, delay=4.0),

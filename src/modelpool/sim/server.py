@@ -10,6 +10,7 @@ serves only the dialects it speaks (`SimProvider.speaks`; 404 for the others): `
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 import random
 import time
@@ -289,8 +290,12 @@ class ProviderServer:
                 req.body, req.prompt_tokens
             )
         meta = routing.meta() if routing is not None else None
+        if dialect == "openai" and not self.spec.reports_usage:
+            req = dataclasses.replace(req, include_usage=False)
         if not req.stream:
             payload = _body(dialect, plan, req, resp_id, meta)
+            if dialect == "openai" and not self.spec.reports_usage:
+                payload = orjson.dumps({k: v for k, v in orjson.loads(payload).items() if k != "usage"})
             broken = fault is not None and fault.kind in ("cut", "malformed", "error_event")
             rec.content_tokens = 0 if broken else len(plan.content)
             return await send_body(request, payload, fault, dialect, len(plan.content))

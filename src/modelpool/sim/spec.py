@@ -254,6 +254,12 @@ class SimProvider:
     # Messages calls cache what their `cache_control` breakpoints mark, as Anthropic does
     # (sim/prompt_cache.py): usage then reports real cache reads and writes, not the model's fixed figures.
     prompt_cache: bool = False
+    # False: an OpenAI-compatible server that reports no usage (ignores `stream_options.include_usage`,
+    # no `usage` in its bodies) — what the gateway must then estimate (SPEC §14).
+    reports_usage: bool = True
+    # USD per 1M tokens written into the provider's config entry (`providers[].prices`, SPEC §14): flat
+    # `{input, cached_input, cache_write, output}` or per period `{peak: {...}, off_peak: {...}}`.
+    prices: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.dialects is not None:

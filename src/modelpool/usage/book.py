@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from modelpool.usage.stores import Deltas, Row, UsageStore, group, merge
+from modelpool.usage.stores import METRICS, Deltas, Row, UsageStore, group, merge
 
 log = logging.getLogger(__name__)
 
@@ -42,14 +42,23 @@ class UsageBook:
         return self._day_cache[1]
 
     def record(
-        self, now: float, pool: str, route: str, key: str, usage: Mapping[str, int] | None, cost: float | None
+        self,
+        now: float,
+        pool: str,
+        route: str,
+        key: str,
+        usage: Mapping[str, int] | None,
+        cost: float | None,
+        estimated: bool = False,
     ) -> None:
-        """One call; returns at once."""
+        """One call; returns at once. `estimated`: its usage is an estimate from the text."""
         row_key = (self.day(now), pool, route, key)
         row = self._pending.get(row_key)
         if row is None:
-            row = self._pending[row_key] = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+            row = self._pending[row_key] = [0.0] * len(METRICS)
         row[0] += 1
+        if estimated:
+            row[6] += 1
         if usage:
             row[1] += usage.get("prompt_tokens") or 0
             row[2] += usage.get("cached_tokens") or 0
@@ -112,7 +121,7 @@ class UsageBook:
     async def report(self, by: str, since: str | None, until: str | None) -> dict[str, Any]:
         rows = await self.rows(since, until)
         total = group([("all", "", "", "", r[4]) for r in rows], "day")
-        empty = group([("all", "", "", "", [0.0] * 6)], "day")
+        empty = group([("all", "", "", "", [0.0] * len(METRICS))], "day")
         summary = (total or empty)[0]
         summary.pop("day", None)
         return {"group_by": by, "since": since, "until": until, "rows": group(rows, by), "total": summary}

@@ -14,7 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-METRICS = ("calls", "input", "cached", "cache_write", "output", "cost")
+# `estimated`: calls whose tokens are an estimate from the text (the upstream reported no usage, SPEC §14).
+METRICS = ("calls", "input", "cached", "cache_write", "output", "cost", "estimated")
 RowKey = tuple[str, str, str, str]  # day (YYYY-MM-DD, UTC), pool, route, key label
 Deltas = dict[RowKey, list[float]]
 Row = tuple[str, str, str, str, list[float]]
@@ -64,12 +65,14 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS usage (day TEXT NOT NULL, pool TEXT NOT NULL, route TEXT NOT NULL, "
     "key TEXT NOT NULL, calls REAL NOT NULL DEFAULT 0, input REAL NOT NULL DEFAULT 0, "
     "cached REAL NOT NULL DEFAULT 0, cache_write REAL NOT NULL DEFAULT 0, output REAL NOT NULL DEFAULT 0, "
-    "cost REAL NOT NULL DEFAULT 0, PRIMARY KEY (day, pool, route, key))"
+    "cost REAL NOT NULL DEFAULT 0, estimated REAL NOT NULL DEFAULT 0, PRIMARY KEY (day, pool, route, key))"
 )
+# A file written before `estimated` existed gets the column (every row: no estimated calls).
+_MIGRATE = "ALTER TABLE usage ADD COLUMN estimated REAL NOT NULL DEFAULT 0"
 _ADD = (
-    "INSERT INTO usage (day, pool, route, key, calls, input, cached, cache_write, output, cost) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (day, pool, route, key) DO UPDATE SET "
-    + ", ".join(f"{m} = {m} + excluded.{m}" for m in METRICS)
+    "INSERT INTO usage (day, pool, route, key, " + ", ".join(METRICS) + ") "
+    "VALUES (?, ?, ?, ?, " + ", ".join("?" for _ in METRICS) + ") ON CONFLICT (day, pool, route, key) "
+    "DO UPDATE SET " + ", ".join(f"{m} = {m} + excluded.{m}" for m in METRICS)
 )
 
 
@@ -90,6 +93,9 @@ class SqliteUsageStore(UsageStore):
             conn = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(_SCHEMA)
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(usage)")}
+            if "estimated" not in columns:
+                conn.execute(_MIGRATE)
             self._conn = conn
         return self._conn
 
@@ -171,6 +177,8 @@ class RedisUsageStore(UsageStore):
             for name, value in fields.items():
                 text = name.decode() if isinstance(name, bytes) else name
                 pool, route, key, metric = text.split(SEP)
+                if metric not in METRICS:
+                    continue  # written by a newer version: not ours to read
                 row = out.setdefault((day, pool, route, key), [0.0] * len(METRICS))
                 row[METRICS.index(metric)] = float(value)
         return [(*k, v) for k, v in out.items()]
@@ -197,6 +205,7 @@ def group(rows: Iterable[Row], by: str) -> list[dict[str, Any]]:
             "tokens_cache_write": int(v[3]),
             "tokens_out": int(v[4]),
             "cost_usd": round(v[5], 10),
+            "estimated": int(v[6]),  # calls counted from an estimate of their text, not upstream usage
         }
         for name, v in sums.items()
     ]

@@ -56,6 +56,7 @@ class WalkState:
     pricer: Callable[[str], Any] | None = None
     usage: dict[str, int] | None = None
     cost: float | None = None
+    estimated: bool = False  # no attempt reported usage: `usage` is an estimate from the text (§14)
 
     def add_usage(self, route_key: str | None, usage: Mapping[str, int] | None) -> None:
         """One attempt's normalized usage (protocols.mapping); relays call it once per attempt."""
@@ -70,6 +71,14 @@ class WalkState:
         price = self.pricer(key) if self.pricer is not None and key is not None else None
         if price is not None:
             self.cost = (self.cost or 0.0) + price.cost(usage)
+
+    def estimate(self, route_key: str, input_tokens: int, output_tokens: int) -> None:
+        """A served call whose upstream reported no usage at all (SPEC §14): tokens estimated from the
+        text, priced like reported ones, and marked `estimated` in the books."""
+        usage = dict.fromkeys(USAGE_FIELDS, 0)
+        usage["prompt_tokens"], usage["completion_tokens"] = input_tokens, output_tokens
+        self.add_usage(route_key, usage)
+        self.estimated = True
 
     hedged: str | None = None  # SPEC §3.7: "<loser> → <winner>" once a hedge race was decided
     hedge_outcome: str | None = None  # won_by_first | won_by_hedge | budget_refused (the metric's label)

@@ -101,7 +101,8 @@ function render(root, days, routes, table, by, regroup) {
         h("tbody", {}, table.rows.map((r) => h("tr", { "data-name": r[by] },
           h("td", {}, h("code", {}, r[by])),
           h("td", { class: "num calls" }, r.calls),
-          h("td", { class: "num col-secondary" }, r.tokens_in),
+          h("td", { class: "num col-secondary tokens-in" }, r.tokens_in,
+            r.estimated ? h("span", { class: "muted estimated", title: t("us.estimated", { n: r.estimated }) }, " ≈") : null),
           h("td", { class: "num col-secondary" }, r.tokens_cached),
           h("td", { class: "num col-secondary" }, r.tokens_out),
           h("td", { class: "num cost", "data-cost": r.cost_usd }, usd(r.cost_usd))))))));
