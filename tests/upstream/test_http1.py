@@ -249,3 +249,37 @@ def test_a_reused_connection_lost_mid_answer_is_not_sent_again() -> None:
         await pool.close()
 
     run(main())
+
+
+def test_a_reused_connection_reset_before_any_answer_byte_is_the_attempts_failure() -> None:
+    """A reset (RST) is the upstream aborting, maybe on the request itself: never sent again silently."""
+    import socket
+    import struct
+
+    count = 0
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal count
+        for n in range(2):
+            await read_request(reader)
+            count += 1
+            if n == 1:
+                sock = writer.get_extra_info("socket")
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                writer.transport.abort()  # linger 0: a reset, not a close
+                return
+            writer.write(sized(b"{}"))
+            await writer.drain()
+
+    async def main() -> None:
+        server, url = await serve(handler)
+        pool = ConnectionPool()
+        assert await (await pool.request("POST", url, {}, b"{}", 5)).read() == b"{}"
+        with pytest.raises(UpstreamConnectionError):
+            await pool.request("POST", url, {}, b"{}", 5)
+        assert count == 2 and pool.stale == 0
+        server.close()
+        await server.wait_closed()
+        await pool.close()
+
+    run(main())

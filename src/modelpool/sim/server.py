@@ -119,8 +119,11 @@ class ProviderServer:
 
     async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
         if self.spec.keepalive_replies is not None and self._worn_out(request):
-            abort(request)  # as llama-server: the kept-alive socket is gone before any byte of an answer
-            return web.Response(status=500)  # never sent: the transport is closed
+            # As llama-server: the kept-alive socket is closed (a FIN, not a reset) before any byte of an
+            # answer; the response below is never sent.
+            if request.transport is not None:
+                request.transport.close()
+            return web.Response(status=500)
         path = _strip_v1(request.path)
         if self.spec.loading and self.elapsed() < self.spec.loading and not path.startswith("/_sim/"):
             body = {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}

@@ -7,7 +7,10 @@ only decides *when* each frame goes out and where a scripted fault interrupts th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
+import socket
+import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -91,9 +94,15 @@ async def stall(delay: float) -> None:
 
 
 def abort(request: web.BaseRequest) -> None:
-    """Drop the TCP connection without a proper end (the client sees a reset / incomplete body)."""
+    """Drop the TCP connection without a proper end: a reset (RST, linger 0), as a crashed or aborting
+    server sends, not the close (FIN) of a server that is done with an idle connection — a client tells
+    the two apart (a kept-alive connection closed before its answer is sent again, a reset never)."""
     transport = request.transport
     if transport is not None:
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         transport.abort()
 
 

@@ -40,9 +40,9 @@ class UpstreamConnectionError(ConnectionError):
 
 
 class StaleConnection(UpstreamConnectionError):
-    """A kept-alive connection ended before any byte of the answer to a request sent on it: the upstream
-    had closed it while idle (llama-server drops one after a few replies without saying so). The request
-    goes again, once, on a fresh connection, as aiohttp and httpx do — neither a retry nor a failure."""
+    """A kept-alive connection the upstream closed before any byte of the answer to a request sent on it:
+    it had closed it while idle (llama-server drops one after a few replies without saying so). The request
+    goes again, once, on a fresh connection — neither a retry nor a failure."""
 
 
 class BodyReader:
@@ -210,11 +210,13 @@ class Connection(asyncio.Protocol):
         if self.response is not None and self._until_close and self.headers_done is None:
             self.response.content._finish()  # a body delimited by the connection's end: complete
             return
-        # A reused connection that ends before any byte of the answer was closed by the upstream while
-        # idle (its close raced our request): the pool sends the request again on a fresh connection. Any
-        # other loss may be the upstream failing on the request (a generation started, maybe billed): an
-        # attempt's failure for the walk to judge. A connection seen closed before reuse is skipped (`_take`).
-        stale = self.reused and not self.answered and self.headers_done is not None
+        # A reused connection the upstream *closed* (a FIN: EOF, or EPIPE writing to it) before any byte of
+        # the answer had been closed while idle, its close racing our request: the pool sends the request
+        # again on a fresh connection. A reset (RST) or any other loss may be the upstream failing on the
+        # request (a generation started, maybe billed): an attempt's failure for the walk to judge. A
+        # connection seen closed before reuse is skipped (`_take`).
+        closed = exc is None or isinstance(exc, BrokenPipeError)
+        stale = closed and self.reused and not self.answered and self.headers_done is not None
         error = StaleConnection if stale else UpstreamConnectionError
         self._fail(error(f"upstream connection lost{f': {exc}' if exc else ''}"))
 
