@@ -19,6 +19,9 @@ from llamacpp.helpers import anth, chat_body, gateway_config, oai
 from modelpool.sim import Fault, FleetSpec, FleetThread, SimModel, SimProvider
 from serve_process import ServeProcess, serve_process
 
+# A real model on 2 shared cores: a hundred streams take 15 s on a quiet machine, minutes on a loaded one.
+pytestmark = pytest.mark.timeout(900)
+
 LONG = "word " * 3000  # ~3,000 tokens: over a 2,048-token slot
 
 

@@ -17,6 +17,9 @@ from llama_server import ALIAS, LlamaServer
 from llamacpp.helpers import GREEDY, PRICES, anth, chat_body, direct_chat, gateway_config, oai, wait_usage
 from serve_process import ServeProcess, serve_process
 
+# A real model on 2 shared cores: a hundred streams take 15 s on a quiet machine, minutes on a loaded one.
+pytestmark = pytest.mark.timeout(900)
+
 PROMPT = "Name three colours."
 
 

@@ -16,6 +16,9 @@ from llamacpp.helpers import PRICES, anth, chat_body, gateway_config, oai, wait_
 from modelpool.sim import FleetSpec, FleetThread, SimModel, SimProvider
 from serve_process import serve_process
 
+# A real model on 2 shared cores: a hundred streams take 15 s on a quiet machine, minutes on a loaded one.
+pytestmark = pytest.mark.timeout(900)
+
 N = 100
 
 
