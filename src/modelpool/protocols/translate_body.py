@@ -13,6 +13,8 @@ import orjson
 
 from modelpool.protocols import anthropic as an
 from modelpool.protocols import openai_chat
+from modelpool.protocols.gemini import wire as gemini_wire
+from modelpool.protocols.gemini.reply import to_gemini
 from modelpool.protocols.mapping import (
     SIDE_FIELD,
     anthropic_stop,
@@ -275,6 +277,8 @@ def translate_body(
             return to_anthropic(reply, model, meta)
         if client == "responses":
             return to_responses(reply, request, model, meta)
+        if client == "gemini":
+            return to_gemini(reply, model, meta)
         return to_openai(reply, model, meta)
     except (AttributeError, TypeError, KeyError, ValueError, IndexError) as exc:
         raise MalformedUpstreamBody(
@@ -305,6 +309,8 @@ def translate_error(body: bytes | dict[str, Any] | None, status: int, client: st
     message, kind = error_parts(body)
     if client == "anthropic":
         return an.error_body(message, an.error_type_for(kind, status))
+    if client == "gemini":
+        return gemini_wire.error_body(status, message)
     if kind is None:
         kind = "invalid_request_error" if 400 <= status < 500 else "upstream_error"
     return openai_chat.error_body(message, kind)

@@ -38,6 +38,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from modelpool.protocols.anthropic import error_type_for
+from modelpool.protocols.gemini.encode import GeminiEncoder
 from modelpool.protocols.sse import SSEEvent
 from modelpool.protocols.stream_decode import AnthropicDecoder, OpenAIDecoder, UpstreamStreamError
 from modelpool.protocols.stream_encode import AnthropicEncoder, Encoder, OpenAIEncoder, StreamEnd
@@ -45,7 +46,7 @@ from modelpool.protocols.stream_responses import ResponsesEncoder
 
 __all__ = ["CLIENT_DIALECTS", "UPSTREAM_DIALECTS", "StreamTranslator", "UpstreamStreamError"]
 
-CLIENT_DIALECTS = ("openai", "anthropic", "responses")
+CLIENT_DIALECTS = ("openai", "anthropic", "responses", "gemini")
 UPSTREAM_DIALECTS = ("openai", "anthropic")
 
 
@@ -73,6 +74,8 @@ class StreamTranslator:
             self.enc = AnthropicEncoder(model)
         elif client == "responses":
             self.enc = ResponsesEncoder(model, request)
+        elif client == "gemini":
+            self.enc = GeminiEncoder(model)
         else:
             self.enc = OpenAIEncoder(model, include_usage)
         self.enc.input_tokens = input_tokens

@@ -21,7 +21,14 @@ import orjson
 from aiohttp import web
 from multidict import CIMultiDictProxy
 
-from modelpool.sim import anthropic_provider, control, openai_provider, provenance, responses_provider
+from modelpool.sim import (
+    anthropic_provider,
+    control,
+    gemini_provider,
+    openai_provider,
+    provenance,
+    responses_provider,
+)
 from modelpool.sim.aggregator import Aggregator, Attempt, Routing
 from modelpool.sim.errors import (
     Dialect,
@@ -116,6 +123,14 @@ class ProviderServer:
         path = _strip_v1(request.path)
         method = request.method
         speaks = self.spec.speaks
+        if path.startswith("/v1beta"):  # the Gemini API, and its OpenAI-compatible root
+            path = path[len("/v1beta") :] or "/"
+            if path.startswith("/openai/"):
+                path = path[len("/openai") :]
+            elif method == "POST" and "gemini" in speaks and gemini_provider.target(path) is not None:
+                return await self._chat(request, "gemini")
+            elif method == "GET" and path.startswith("/models") and "gemini" in speaks:
+                return self._gemini_models(request)
         if method == "POST":
             dialect = _CHAT_PATHS.get(path)
             if dialect is not None and dialect in speaks:
@@ -140,7 +155,7 @@ class ProviderServer:
         if key is None:
             return None
         auth = headers.get("Authorization", "")
-        return auth == f"Bearer {key}" or headers.get("x-api-key") == key
+        return auth == f"Bearer {key}" or key in (headers.get("x-api-key"), headers.get("x-goog-api-key"))
 
     # ---- chat ------------------------------------------------------------------------------------
 
@@ -178,7 +193,19 @@ class ProviderServer:
             body = orjson.loads(raw)
         except orjson.JSONDecodeError:
             raise bad_request("We could not parse the JSON body of your request.") from None
-        req = _PARSERS[dialect](body)
+        if dialect == "gemini":
+            model_id, method = gemini_provider.target(request.path[request.path.index("/models/") :]) or ("", "")
+            if method == "countTokens":
+                req = gemini_provider.parse_gemini(body, model_id, False)
+                rec.model, rec.body = model_id, body
+                return web.Response(
+                    body=gemini_provider.count_tokens_body(req.prompt_tokens), content_type=_JSON
+                )
+            if method not in ("generateContent", "streamGenerateContent"):
+                raise SimError(404, f"unknown method {method}", "invalid_request_error", "not_found")
+            req = gemini_provider.parse_gemini(body, model_id, method == "streamGenerateContent")
+        else:
+            req = _PARSERS[dialect](body)
         rec.model, rec.stream, rec.body = req.model, req.stream, body
         if self.spec.strict:
             provenance.check(self.spec.id, req, request.headers)
@@ -271,7 +298,9 @@ class ProviderServer:
             broken = fault is not None and fault.kind in ("cut", "malformed", "error_event")
             rec.content_tokens = 0 if broken else len(plan.content)
             return await send_body(request, payload, fault, dialect, len(plan.content))
-        if dialect == "anthropic":
+        if dialect == "gemini":
+            script = gemini_provider.stream_script(plan)
+        elif dialect == "anthropic":
             script = anthropic_provider.stream_script(plan, meta)
         elif dialect == "responses":
             script = responses_provider.stream_script(plan, req, resp_id, meta)
@@ -367,6 +396,11 @@ class ProviderServer:
         )
         return web.Response(body=listing, content_type=_JSON)
 
+    def _gemini_models(self, request: web.BaseRequest) -> web.StreamResponse:
+        if self._key_ok(request.headers) is False:
+            return unauthorized().response("gemini")
+        return web.Response(body=gemini_provider.models_body(self.spec), content_type=_JSON)
+
     # ---- control ---------------------------------------------------------------------------------
 
     async def _control(self, request: web.BaseRequest, path: str) -> web.StreamResponse:
@@ -385,6 +419,8 @@ class ProviderServer:
 
 
 def _body(dialect: Dialect, plan: Plan, req: CallRequest, resp_id: str, meta: dict[str, Any] | None) -> bytes:
+    if dialect == "gemini":
+        return gemini_provider.body(plan)
     if dialect == "anthropic":
         return anthropic_provider.message_body(plan, meta)
     if dialect == "responses":

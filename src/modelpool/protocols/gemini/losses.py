@@ -1,0 +1,132 @@
+"""What `to_chat.gemini_to_openai` (and so every Gemini translation) leaves out, named (SPEC §1.6).
+
+Harmless and reported: `topK`, safety settings, labels, thought signatures (a route reached by
+translation cannot verify them, Gemini CLI's placeholder included), unknown keys. Hosted tools
+(`googleSearch`, `codeExecution`, …) are left out of the request — the model simply lacks them, as on a
+provider that never had them (§1.6 "What a client only offers is not what it says") — and named.
+Changes the answer: content the route cannot read (non-image inline data, `fileData` URIs, executable
+code and its results in history) and `cachedContent` (a cache held by Google's servers).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modelpool.protocols.gemini.to_chat import _CONFIG, HOSTED_TOOLS
+from modelpool.protocols.gemini.wire import _pick, parts_of
+from modelpool.protocols.loss_walk import HOSTED, Walk
+
+_TOP = frozenset(
+    {"model", "stream", "contents", "systemInstruction", "system_instruction", "tools", "toolConfig"}
+    | {"tool_config", "generationConfig", "generation_config"}
+)
+_CONFIG_KEYS = frozenset(
+    {*_CONFIG, "stopSequences", "responseJsonSchema", "responseSchema", "responseMimeType", "thinkingConfig"}
+)
+
+
+def _snake(camel: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in camel)
+
+
+def _both(keys: frozenset[str] | set[str]) -> frozenset[str]:
+    return frozenset(keys | {_snake(k) for k in keys})
+
+
+_CONFIG_BOTH = _both(set(_CONFIG_KEYS))
+_THINKING = _both({"includeThoughts", "thinkingBudget", "thinkingLevel"})
+_DECL = _both({"name", "description", "parameters", "parametersJsonSchema"})
+_CALL = frozenset({"id", "name", "args"})
+_RESPONSE = frozenset({"id", "name", "response"})
+_INLINE = _both({"mimeType", "data"})
+
+
+# Chat knobs a Messages route has no field for (the chat→Anthropic step leaves them out).
+_NOT_ANTHROPIC = ("seed", "presencePenalty", "frequencyPenalty")
+
+
+def gemini_losses(w: Walk, body: dict[str, Any], target: str = "openai") -> None:
+    if _pick(body, "cachedContent"):
+        w.lose("cachedContent", True, why="a cache held by Google's servers")
+    for key in body:
+        if key not in _TOP and key not in ("cachedContent", "cached_content"):
+            w.lose(key, False, why="no equivalent")
+    system = _pick(body, "systemInstruction")
+    if isinstance(system, dict):
+        for j, part in enumerate(parts_of(system)):
+            if not isinstance(part.get("text"), str):
+                w.lose(f"systemInstruction.parts[{j}]", False, why="only text goes into the system message")
+    for i, content in enumerate(body.get("contents") or []):
+        _content(w, i, content)
+    for k, tool in enumerate(body.get("tools") or []):
+        _tool(w, k, tool)
+    config = _pick(body, "generationConfig")
+    if isinstance(config, dict):
+        where = "generationConfig"
+        w.extra(config, where, _CONFIG_BOTH)
+        if target == "anthropic":
+            for key in _NOT_ANTHROPIC:
+                if _pick(config, key) is not None:
+                    w.lose(f"{where}.{key}", False, key, why="no Anthropic equivalent")
+            count = _pick(config, "candidateCount")
+            if count not in (None, 1):
+                w.lose(f"{where}.candidateCount", True, "candidateCount", why="an Anthropic route answers once")
+        thinking = _pick(config, "thinkingConfig")
+        if isinstance(thinking, dict):
+            w.extra(thinking, f"{where}.thinkingConfig", _THINKING)
+    tool_config = _pick(body, "toolConfig")
+    if isinstance(tool_config, dict):
+        w.extra(tool_config, "toolConfig", _both({"functionCallingConfig"}))
+        fcc = _pick(tool_config, "functionCallingConfig")
+        if isinstance(fcc, dict):
+            w.extra(fcc, "toolConfig.functionCallingConfig", _both({"mode", "allowedFunctionNames"}))
+
+
+def _content(w: Walk, i: int, content: dict[str, Any]) -> None:
+    model = content.get("role") == "model"
+    w.extra(content, f"contents[{i}]", ("role", "parts"))
+    for j, part in enumerate(parts_of(content)):
+        at = f"contents[{i}].parts[{j}]"
+        sig = _pick(part, "thoughtSignature")
+        if sig:
+            w.lose(f"{at}.thoughtSignature", False, "thoughtSignature", why="only Gemini can verify it")
+        call = _pick(part, "functionCall")
+        resp = _pick(part, "functionResponse")
+        data = _pick(part, "inlineData")
+        if isinstance(call, dict):
+            w.extra(call, f"{at}.functionCall", _CALL)
+            known: tuple[str, ...] = ("functionCall", "function_call", "thoughtSignature", "thought_signature")
+        elif isinstance(resp, dict):
+            w.extra(resp, f"{at}.functionResponse", _RESPONSE)
+            known = ("functionResponse", "function_response", "thoughtSignature", "thought_signature")
+        elif isinstance(part.get("text"), str):
+            if part.get("thought") and not model:
+                w.lose(at, False, why="a thought in a user turn")
+                continue
+            known = ("text", "thought", "thoughtSignature", "thought_signature")
+        elif isinstance(data, dict) and str(_pick(data, "mimeType") or "").startswith("image/") and not model:
+            w.extra(data, f"{at}.inlineData", _INLINE)
+            known = ("inlineData", "inline_data", "thoughtSignature", "thought_signature")
+        else:
+            kind = next(iter(part), "part")
+            w.lose(at, True, why=f"a {kind} part has no equivalent")
+            continue
+        w.extra(part, at, known)
+
+
+def _tool(w: Walk, k: int, tool: dict[str, Any]) -> None:
+    at = f"tools[{k}]"
+    for key in tool:
+        if key in ("functionDeclarations", "function_declarations"):
+            for d, decl in enumerate(tool[key] or []):
+                if isinstance(decl, dict):
+                    w.extra(decl, f"{at}.functionDeclarations[{d}]", _DECL)
+        elif key in HOSTED_TOOLS or _camel(key) in HOSTED_TOOLS:
+            w.lose(f"{at}.{key}", False, _camel(key), why=HOSTED + "; left out")
+        else:
+            w.lose(f"{at}.{key}", False, why="no equivalent")
+
+
+def _camel(snake: str) -> str:
+    head, *rest = snake.split("_")
+    return head + "".join(r[:1].upper() + r[1:] for r in rest)
