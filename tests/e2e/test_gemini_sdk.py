@@ -106,7 +106,7 @@ def test_streaming_with_thoughts(served: tuple[str, GatewayServer], ft: FleetThr
 
 
 def test_thinking_off(served: tuple[str, GatewayServer], ft: FleetThread) -> None:
-    route, gw = served
+    _, gw = served
     config = types.GenerateContentConfig(thinking_config=types.ThinkingConfig(thinking_budget=0))
     r = client(gw.url).models.generate_content(model="m1", contents="Hi", config=config)
     parts = r.candidates[0].content.parts if r.candidates and r.candidates[0].content else []

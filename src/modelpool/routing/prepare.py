@@ -7,9 +7,9 @@ from typing import Any
 
 from modelpool.catalog import UnknownModel
 from modelpool.protocols import openai_chat as oc
-from modelpool.protocols.gemini import wire as gemini_wire
 from modelpool.protocols.effort import read_effort
 from modelpool.protocols.errors import ClientError
+from modelpool.protocols.gemini import wire as gemini_wire
 from modelpool.routing.call import Call
 from modelpool.routing.session import session_id
 from modelpool.runtime import Runtime

@@ -84,7 +84,9 @@ async def _models(gw: Engine, name: str, send: Send) -> None:
     try:
         pool = catalog.resolve(name)
     except UnknownModel:
-        await send_bytes(send, 404, wire.error_body(404, f"models/{name} is not found for API version v1beta"))
+        await send_bytes(
+            send, 404, wire.error_body(404, f"models/{name} is not found for API version v1beta")
+        )
         return
     await send_bytes(send, 200, orjson.dumps(_entry(pool)))
 

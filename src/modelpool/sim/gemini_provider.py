@@ -63,7 +63,9 @@ def parse_gemini(body: Any, model: str, stream: bool) -> CallRequest:
         thinking=True if _pick(thinking, "includeThoughts") else None,
         tool_names=[t.name for t in tools if t.kind == "function"],
         tool_turn=bool(tools) and fresh_user,
-        has_images=any(_pick(p, "inlineData") for c in contents if isinstance(c, dict) for p in c.get("parts") or []),
+        has_images=any(
+            _pick(p, "inlineData") for c in contents if isinstance(c, dict) for p in c.get("parts") or []
+        ),
         prompt_tokens=max(1, sum(len(t) for t in texts) // 4),
         dialect="gemini",
         tools=tools,
@@ -103,7 +105,11 @@ def _texts(body: dict[str, Any]) -> list[str]:
         if isinstance(content, str):
             out.append(content)
         elif isinstance(content, dict):
-            out.extend(p["text"] for p in content.get("parts") or [] if isinstance(p, dict) and isinstance(p.get("text"), str))
+            out.extend(
+                p["text"]
+                for p in content.get("parts") or []
+                if isinstance(p, dict) and isinstance(p.get("text"), str)
+            )
     return out
 
 
@@ -169,7 +175,11 @@ def body(plan: Plan) -> bytes:
         parts.append({"text": "".join(plan.content)})
     if plan.tool_name is not None:
         parts.append(_call_part(plan))
-    cand = {"content": {"role": "model", "parts": parts}, "finishReason": _FINISH.get(plan.finish, "STOP"), "index": 0}
+    cand = {
+        "content": {"role": "model", "parts": parts},
+        "finishReason": _FINISH.get(plan.finish, "STOP"),
+        "index": 0,
+    }
     obj = {"candidates": [cand], "usageMetadata": usage(plan), "modelVersion": plan.model_id}
     return orjson.dumps(obj | {"responseId": uuid.uuid4().hex[:20]})
 

@@ -194,7 +194,10 @@ class ProviderServer:
         except orjson.JSONDecodeError:
             raise bad_request("We could not parse the JSON body of your request.") from None
         if dialect == "gemini":
-            model_id, method = gemini_provider.target(request.path[request.path.index("/models/") :]) or ("", "")
+            model_id, method = gemini_provider.target(request.path[request.path.index("/models/") :]) or (
+                "",
+                "",
+            )
             if method == "countTokens":
                 req = gemini_provider.parse_gemini(body, model_id, False)
                 rec.model, rec.body = model_id, body

@@ -111,7 +111,8 @@ def build_endpoint(provider: ProviderConfig, api_key: str | None) -> ProviderEnd
     anthropic.extend(provider.headers.items())
     gemini = [("x-goog-api-key", api_key)] if api_key else []
     gemini.extend(provider.headers.items())
-    root, roots = api_root(provider.base_url), {d: api_root(url) for d, url in provider.base_urls.items()}
+    roots: dict[str, str] = {d: api_root(url) for d, url in provider.base_urls.items()}
+    root = api_root(provider.base_url)
     if provider.kind == "gemini":
         root, roots = gemini_roots(provider.base_url, roots)
     return ProviderEndpoint(

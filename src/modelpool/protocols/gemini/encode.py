@@ -31,13 +31,15 @@ class GeminiEncoder(Encoder):
     def __init__(self, model: str) -> None:
         super().__init__(model)
         self.response_id = new_id("")
-        self._tail = b',"modelVersion":' + dumps(model) + b',"responseId":' + dumps(self.response_id) + b"}\n\n"
+        self._tail = (
+            b',"modelVersion":' + dumps(model) + b',"responseId":' + dumps(self.response_id) + b"}\n\n"
+        )
         self._call: list[Any] | None = None  # [id, name, fragments] of the call being received
         self.calls = 0
 
     def _part(self, part: bytes) -> None:
         self.started = True
-        self.out.append(_HEAD + part + b"]},\"index\":0}]" + self._tail)
+        self.out.append(_HEAD + part + b']},"index":0}]' + self._tail)
 
     def _flush_call(self) -> None:
         call = self._call

@@ -70,7 +70,9 @@ def gemini_losses(w: Walk, body: dict[str, Any], target: str = "openai") -> None
                     w.lose(f"{where}.{key}", False, key, why="no Anthropic equivalent")
             count = _pick(config, "candidateCount")
             if count not in (None, 1):
-                w.lose(f"{where}.candidateCount", True, "candidateCount", why="an Anthropic route answers once")
+                w.lose(
+                    f"{where}.candidateCount", True, "candidateCount", why="an Anthropic route answers once"
+                )
         thinking = _pick(config, "thinkingConfig")
         if isinstance(thinking, dict):
             w.extra(thinking, f"{where}.thinkingConfig", _THINKING)
@@ -95,7 +97,12 @@ def _content(w: Walk, i: int, content: dict[str, Any]) -> None:
         data = _pick(part, "inlineData")
         if isinstance(call, dict):
             w.extra(call, f"{at}.functionCall", _CALL)
-            known: tuple[str, ...] = ("functionCall", "function_call", "thoughtSignature", "thought_signature")
+            known: tuple[str, ...] = (
+                "functionCall",
+                "function_call",
+                "thoughtSignature",
+                "thought_signature",
+            )
         elif isinstance(resp, dict):
             w.extra(resp, f"{at}.functionResponse", _RESPONSE)
             known = ("functionResponse", "function_response", "thoughtSignature", "thought_signature")

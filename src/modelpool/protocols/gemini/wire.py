@@ -105,7 +105,9 @@ def check_request(req: Any) -> None:
         raise ClientError(400, "Invalid JSON payload received: the request body must be an object.")
     contents = req.get("contents")
     if not isinstance(contents, list) or not contents:
-        raise ClientError(400, "* GenerateContentRequest.contents: contents is not specified", param="contents")
+        raise ClientError(
+            400, "* GenerateContentRequest.contents: contents is not specified", param="contents"
+        )
     for i, content in enumerate(contents):
         if not isinstance(content, dict) or not isinstance(content.get("parts"), list):
             raise ClientError(400, f"* GenerateContentRequest.contents[{i}].parts: must be a list of parts")
@@ -114,7 +116,9 @@ def check_request(req: Any) -> None:
             raise ClientError(400, f"* GenerateContentRequest.contents[{i}].role: unknown role {role!r}")
         for j, part in enumerate(content["parts"]):
             if not isinstance(part, dict):
-                raise ClientError(400, f"* GenerateContentRequest.contents[{i}].parts[{j}]: must be an object")
+                raise ClientError(
+                    400, f"* GenerateContentRequest.contents[{i}].parts[{j}]: must be an object"
+                )
     system = _pick(req, "systemInstruction")
     if system is not None and not isinstance(system, dict | str):
         raise ClientError(400, "* GenerateContentRequest.system_instruction: must be a Content")
@@ -191,8 +195,6 @@ def usage_to_gemini(n: dict[str, int]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- URLs and the model list
-
-
 
 
 def model_entry(pool_id: str, name: str, context: int | None, efforts: Any) -> dict[str, Any]:
