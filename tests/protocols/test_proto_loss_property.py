@@ -39,6 +39,8 @@ PAIRS = [
     ("responses", "anthropic"),
     ("anthropic", "openai"),
     ("openai", "anthropic"),
+    ("gemini", "openai"),
+    ("gemini", "anthropic"),
 ]
 
 # Keys a translation carries under another name (or folds into a structure), by pair. Keys that only shape
@@ -106,6 +108,40 @@ RENAMED: dict[tuple[str, str], set[str]] = {
         "url",
     },
 }
+# Gemini goes through the chat body (protocols/gemini/to_chat.py); the URL's model and stream are structural.
+RENAMED[("gemini", "openai")] = {
+    "contents",  # messages
+    "parts",
+    "systemInstruction",  # a system message
+    "generationConfig",
+    "topP",  # top_p
+    "maxOutputTokens",  # max_tokens
+    "stopSequences",  # stop
+    "presencePenalty",
+    "frequencyPenalty",
+    "candidateCount",  # n
+    "responseJsonSchema",  # response_format
+    "responseSchema",
+    "responseMimeType",
+    "thinkingConfig",  # reasoning_effort
+    "thinkingBudget",
+    "thinkingLevel",
+    "includeThoughts",
+    "thought",  # reasoning_content
+    "functionDeclarations",  # tools
+    "parametersJsonSchema",  # parameters
+    "functionCall",  # tool_calls
+    "args",  # arguments
+    "functionResponse",  # a tool message
+    "response",
+    "inlineData",  # image_url
+    "mimeType",
+    "toolConfig",  # tool_choice
+    "functionCallingConfig",
+    "mode",
+    "allowedFunctionNames",
+}
+RENAMED[("gemini", "anthropic")] = RENAMED[("gemini", "openai")] | {"temperature", "topP", "parameters"}
 RENAMED[("responses", "anthropic")] = (
     RENAMED[("responses", "openai")]
     | RENAMED[("openai", "anthropic")]

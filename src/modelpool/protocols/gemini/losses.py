@@ -56,8 +56,9 @@ def gemini_losses(w: Walk, body: dict[str, Any], target: str = "openai") -> None
         for j, part in enumerate(parts_of(system)):
             if not isinstance(part.get("text"), str):
                 w.lose(f"systemInstruction.parts[{j}]", False, why="only text goes into the system message")
+    called: set[str] = set()  # names of the calls so far: a response's name is the call's
     for i, content in enumerate(body.get("contents") or []):
-        _content(w, i, content)
+        _content(w, i, content, called, target)
     for k, tool in enumerate(body.get("tools") or []):
         _tool(w, k, tool)
     config = _pick(body, "generationConfig")
@@ -84,7 +85,7 @@ def gemini_losses(w: Walk, body: dict[str, Any], target: str = "openai") -> None
             w.extra(fcc, "toolConfig.functionCallingConfig", _both({"mode", "allowedFunctionNames"}))
 
 
-def _content(w: Walk, i: int, content: dict[str, Any]) -> None:
+def _content(w: Walk, i: int, content: dict[str, Any], called: set[str], target: str) -> None:
     model = content.get("role") == "model"
     w.extra(content, f"contents[{i}]", ("role", "parts"))
     for j, part in enumerate(parts_of(content)):
@@ -96,6 +97,7 @@ def _content(w: Walk, i: int, content: dict[str, Any]) -> None:
         resp = _pick(part, "functionResponse")
         data = _pick(part, "inlineData")
         if isinstance(call, dict):
+            called.add(str(call.get("name")))
             w.extra(call, f"{at}.functionCall", _CALL)
             known: tuple[str, ...] = (
                 "functionCall",
@@ -105,10 +107,19 @@ def _content(w: Walk, i: int, content: dict[str, Any]) -> None:
             )
         elif isinstance(resp, dict):
             w.extra(resp, f"{at}.functionResponse", _RESPONSE)
+            if str(resp.get("name")) not in called:  # a tool message names its call by id only
+                w.lose(
+                    f"{at}.functionResponse.name", False, "name", why="answers no call in the conversation"
+                )
             known = ("functionResponse", "function_response", "thoughtSignature", "thought_signature")
         elif isinstance(part.get("text"), str):
-            if part.get("thought") and not model:
-                w.lose(at, False, why="a thought in a user turn")
+            if part.get("thought") and (not model or target == "anthropic"):
+                why = (
+                    "a thought in a user turn"
+                    if not model
+                    else "Anthropic takes back only its own signed thinking"
+                )
+                w.lose(at, False, why=why)
                 continue
             known = ("text", "thought", "thoughtSignature", "thought_signature")
         elif isinstance(data, dict) and str(_pick(data, "mimeType") or "").startswith("image/") and not model:
