@@ -507,7 +507,7 @@ def gemini_part(draw: st.DrawFn, model: bool) -> dict[str, Any]:
 
 @st.composite
 def gemini_body(draw: st.DrawFn) -> dict[str, Any]:
-    """What Gemini CLI and the google-genai SDKs send, as the ingress parses it (model, stream from the URL)."""
+    """What Gemini CLI and the google-genai SDKs send, as the ingress parses it (model, stream: the URL)."""
     contents = [
         draw(
             extra(
