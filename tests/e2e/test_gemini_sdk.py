@@ -17,6 +17,7 @@ from google.genai import errors, types
 
 from gateway_server import GatewayServer
 from modelpool.sim import FleetSpec, FleetThread, SimModel, SimProvider
+from modelpool.sim.spec import Fault
 
 KEY = "mp-gemini-sdk-key"
 ROUTES = {"gem": "gemini", "chat": "openai", "anth": "anthropic"}
@@ -220,3 +221,54 @@ def test_openai_and_anthropic_sdks_on_a_gemini_only_pool(ft: FleetThread) -> Non
         assert texts and texts[0].startswith("[gem:m1]"), msg.content
         paths = [c.path for c in ft.calls("gem")]
         assert paths == ["/v1beta/openai/chat/completions"] * 2, paths
+
+
+@pytest.mark.parametrize(("first", "second"), [("gem", "chat"), ("chat", "gem"), ("anth", "gem")])
+def test_failover_mid_walk_gives_one_gemini_stream(first: str, second: str) -> None:
+    """The first route sends its reasoning and then fails (before any answer text): the walk moves to a
+    route of another dialect, and the client still gets one stream: thoughts, the answer, one finishReason."""
+
+    def provider(pid: str, kind: str, faults: list[Fault]) -> SimProvider:
+        m = SimModel("m1", reasoning_tokens=2, output_tokens=4)
+        return SimProvider(pid, kind=kind, models=[m], ttft=0.001, tps=5000.0, faults=faults)  # type: ignore[arg-type]
+
+    kinds = {"gem": "gemini", "chat": "openai", "anth": "anthropic"}
+    broken = [Fault(kind="error_event", after_tokens=0)]
+    spec = FleetSpec([provider(first, kinds[first], broken), provider(second, kinds[second], [])])
+    with FleetThread(spec) as fleet:
+        cfg = fleet.to_config(state={"backend": "memory"}, server={"api_keys": [KEY]})
+        cfg["pool"] = {"retry_backoff": "1ms", "retries_per_route": 0, "sticky": False}
+        with GatewayServer(cfg) as gw:
+            config = types.GenerateContentConfig(thinking_config=types.ThinkingConfig(include_thoughts=True))
+            chunks = list(
+                client(gw.url).models.generate_content_stream(model="m1", contents="Hi", config=config)
+            )
+        assert fleet.calls(first) and fleet.calls(second)
+    parts = [p for c in chunks if c.candidates for p in (c.candidates[0].content.parts or [])]
+    answer = "".join(p.text or "" for p in parts if not p.thought)
+    assert answer.startswith(f"[{second}:m1]"), parts
+    assert f"[{first}:" not in answer
+    finishes = [
+        c.candidates[0].finish_reason for c in chunks if c.candidates and c.candidates[0].finish_reason
+    ]
+    assert finishes == [types.FinishReason.STOP]
+
+
+def test_hosted_tools_are_left_out_and_named(ft: FleetThread) -> None:
+    """googleSearch / codeExecution cannot run on a chat route: left out of the request, named."""
+    cfg = ft.to_config(providers=["chat"], state={"backend": "memory"}, server={"api_keys": [KEY]})
+    with GatewayServer(cfg) as gw:
+        ft.reset_calls()
+        tools = [
+            types.Tool(function_declarations=[types.FunctionDeclaration(**WEATHER)]),  # type: ignore[arg-type]
+            types.Tool(google_search=types.GoogleSearch()),
+            types.Tool(code_execution=types.ToolCodeExecution()),
+        ]
+        r = client(gw.url).models.generate_content(
+            model="m1", contents="hi", config=types.GenerateContentConfig(tools=tools)
+        )
+    assert r.sdk_http_response and r.sdk_http_response.headers
+    dropped = r.sdk_http_response.headers["x-modelpool-dropped"].split(", ")
+    assert {"googleSearch", "codeExecution"} <= set(dropped), dropped
+    sent = ft.calls("chat")[-1].body
+    assert [t["function"]["name"] for t in sent["tools"]] == ["get_weather"]
