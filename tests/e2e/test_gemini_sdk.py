@@ -272,3 +272,25 @@ def test_hosted_tools_are_left_out_and_named(ft: FleetThread) -> None:
     assert {"googleSearch", "codeExecution"} <= set(dropped), dropped
     sent = ft.calls("chat")[-1].body
     assert [t["function"]["name"] for t in sent["tools"]] == ["get_weather"]
+
+
+def test_keys_limits_and_usage_count_gemini_calls(ft: FleetThread) -> None:
+    """A key's limits refuse in Gemini's shape (429 RESOURCE_EXHAUSTED); usage counts the calls by key."""
+    keys = [{"key": "sk-gem-rpm", "name": "gem-rpm", "rpm": 2}]
+    cfg = ft.to_config(
+        providers=["gem"], state={"backend": "memory"}, server={"api_keys": keys, "admin_token": "tok"}
+    )
+    with GatewayServer(cfg) as gw:
+        c = client(gw.url, key="sk-gem-rpm")
+        c.models.generate_content(model="m1", contents="one")
+        list(c.models.generate_content_stream(model="m1", contents="two"))
+        with pytest.raises(errors.ClientError) as err:
+            c.models.generate_content(model="m1", contents="three")
+        assert err.value.code == 429 and err.value.status == "RESOURCE_EXHAUSTED"
+        assert "rpm 2" in str(err.value.details)
+        report = httpx.get(
+            gw.url + "/admin/usage?group_by=key", headers={"authorization": "Bearer tok"}
+        ).json()
+    row = next(r for r in report["rows"] if r["key"] == "gem-rpm")
+    assert row["calls"] == 2, row
+    assert "sk-gem-rpm" not in str(report)
