@@ -131,6 +131,8 @@ class ProviderServer:
                 return await self._chat(request, "gemini")
             elif method == "GET" and path.startswith("/models") and "gemini" in speaks:
                 return self._gemini_models(request)
+        if method == "POST" and "gemini" in speaks and gemini_provider.target(path) is not None:
+            return await self._chat(request, "gemini")  # a Gemini path under another root (`/v1`)
         if method == "POST":
             dialect = _CHAT_PATHS.get(path)
             if dialect is not None and dialect in speaks:
