@@ -17,7 +17,7 @@ import orjson
 from modelpool.protocols.gemini import events
 from modelpool.protocols.gemini.wire import stream_error_event, usage_from_gemini
 from modelpool.protocols.sse import SSEEvent
-from modelpool.relays.native import NativeStream, plain_run
+from modelpool.relays.native import NativeStream, balanced, plain_run
 from modelpool.relays.reads import in_stream_failure_kind
 from modelpool.upstream.client import AttemptFailure
 
@@ -26,6 +26,8 @@ class GeminiStream(NativeStream):
     UNTERMINATED = "upstream stream ended without a finishReason"
 
     def plain_end(self, data: bytes, pos: int, a: Any) -> int:
+        if b"\r" in data:  # Google frames events with CRLF: a run of them goes out as it came
+            return crlf_run(data, pos, events.SPECIAL)
         return plain_run(data, pos, events.SPECIAL)
 
     async def _on_event(self, ev: SSEEvent, a: Any, held: list[bytes], out: list[bytes]) -> bool:
@@ -58,6 +60,21 @@ class GeminiStream(NativeStream):
 
     def error_event(self, message: str, type: str = "api_error", status: int = 502) -> bytes:
         return stream_error_event(message, type, status)
+
+
+def crlf_run(data: bytes, pos: int, specials: tuple[bytes, ...]) -> int:
+    """`native.plain_run` for CRLF-framed events: where the run of whole events with none of `specials`
+    ends (`pos` if none). Forwarded as they came, CRLF included: no copy to normalize the framing (the
+    events the parser reads go out normalized to LF, which every SSE client reads the same)."""
+    first = len(data)
+    for special in specials:
+        at = data.find(special, pos, first)
+        if at >= 0:
+            first = at
+    end = data.rfind(b"\r\n\r\n", pos, first)
+    if end < 0 or not balanced(data, pos, end):
+        return pos
+    return end + 4
 
 
 def with_metadata(raw: bytes, meta: dict[str, Any]) -> bytes:

@@ -9,7 +9,7 @@ import orjson
 # A read holding none of these can be forwarded unparsed once committed: a quote inside a JSON string is
 # escaped, so these bare keys only appear as keys (an "error" key in call arguments just takes the parse
 # path, which reads the event correctly).
-SPECIAL = (b'"finishReason"', b'"error"', b'"usageMetadata"')
+SPECIAL = (b'"finishReason"', b'"error"')
 
 
 class EventInfo:
