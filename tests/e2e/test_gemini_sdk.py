@@ -294,3 +294,26 @@ def test_keys_limits_and_usage_count_gemini_calls(ft: FleetThread) -> None:
     row = next(r for r in report["rows"] if r["key"] == "gem-rpm")
     assert row["calls"] == 2, row
     assert "sk-gem-rpm" not in str(report)
+
+
+def test_a_gemini_routes_4xx_reaches_the_client_unchanged() -> None:
+    """Native: the route's own 400 (the request's fault) comes back with its body as it was."""
+    broken = [Fault(kind="unsupported", message="Function calling config is invalid for this model.")]
+    spec = FleetSpec([SimProvider("gem", kind="gemini", models=[SimModel("m1")], ttft=0.001, faults=broken)])
+    with FleetThread(spec) as fleet:
+        cfg = fleet.to_config(state={"backend": "memory"}, server={"api_keys": [KEY]})
+        cfg["pool"] = {"retry_backoff": "1ms"}
+        with GatewayServer(cfg) as gw:
+            resp = httpx.post(
+                f"{gw.url}/v1beta/models/m1:streamGenerateContent?alt=sse",
+                headers={"x-goog-api-key": KEY},
+                json={"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
+            )
+    assert resp.status_code == 400
+    assert resp.json() == {
+        "error": {
+            "code": 400,
+            "message": "Function calling config is invalid for this model.",
+            "status": "INVALID_ARGUMENT",
+        }
+    }
