@@ -317,3 +317,51 @@ def test_a_gemini_routes_4xx_reaches_the_client_unchanged() -> None:
             "status": "INVALID_ARGUMENT",
         }
     }
+
+
+def test_other_clients_on_a_route_that_speaks_only_the_gemini_api() -> None:
+    """`dialects: [gemini]`: Chat, Messages and Responses clients are translated to the Gemini API (their
+    streams, tool calls with ids, reasoning, usage), the function call coming back to them by its id."""
+    m = SimModel("m1", reasoning_tokens=2, output_tokens=4)
+    spec = FleetSpec([SimProvider("gem", kind="gemini", dialects=("gemini",), models=[m], ttft=0.001)])
+    with FleetThread(spec) as fleet:
+        cfg = fleet.to_config(state={"backend": "memory"}, server={"api_keys": [KEY]})
+        with GatewayServer(cfg) as gw:
+            oa = openai.OpenAI(base_url=gw.url + "/v1", api_key=KEY, max_retries=0)
+            hi = [{"role": "user", "content": "hi"}]
+            chat = oa.chat.completions.create(model="m1", messages=hi, reasoning_effort="low")  # type: ignore[arg-type]
+            assert (chat.choices[0].message.content or "").startswith("[gem:m1]")
+            assert chat.usage and chat.usage.completion_tokens == 6
+            sent = fleet.calls("gem")[-1]
+            assert sent.path == "/v1beta/models/m1:generateContent" and sent.body["contents"] == [
+                {"role": "user", "parts": [{"text": "hi"}]}
+            ]
+            assert sent.body["generationConfig"]["thinkingConfig"] == {
+                "includeThoughts": True,
+                "thinkingBudget": 2048,
+            }
+            stream = oa.chat.completions.create(model="m1", messages=hi, stream=True)  # type: ignore[arg-type]
+            text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+            assert text.startswith("[gem:m1]") and fleet.calls("gem")[-1].query == "alt=sse"
+            tool = {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}
+            first = oa.chat.completions.create(model="m1", messages=hi, tools=[tool])  # type: ignore[arg-type,list-item]
+            calls = first.choices[0].message.tool_calls or []
+            assert first.choices[0].finish_reason == "tool_calls" and len(calls) == 1
+            history = [
+                *hi,
+                {"role": "assistant", "content": None, "tool_calls": [calls[0].model_dump()]},
+                {"role": "tool", "tool_call_id": calls[0].id, "content": "found"},
+            ]
+            oa.chat.completions.create(model="m1", messages=history, tools=[tool])  # type: ignore[arg-type,list-item]
+            parts = fleet.calls("gem")[-1].body["contents"]
+            assert parts[1]["parts"][0]["functionCall"]["id"] == calls[0].id
+            assert parts[2]["parts"][0]["functionResponse"] == {
+                "id": calls[0].id,
+                "name": "lookup",
+                "response": {"output": "found"},
+            }
+            an = anthropic.Anthropic(base_url=gw.url, api_key=KEY, max_retries=0)
+            with an.messages.stream(model="m1", max_tokens=100, messages=hi) as s:  # type: ignore[arg-type]
+                assert "".join(s.text_stream).startswith("[gem:m1]")
+            resp = oa.responses.create(model="m1", input="hi")
+            assert resp.output_text.startswith("[gem:m1]")

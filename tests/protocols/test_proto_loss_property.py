@@ -1,7 +1,8 @@
 """Translation never loses silently (SPEC §1.6): a property test over generated and recorded request bodies.
 
 For every client body and every translation a relay performs (responses→chat, responses→Anthropic,
-Anthropic→chat, chat→Anthropic), everything in the body is either carried into the translated body or
+Anthropic→chat, chat→Anthropic, Gemini→chat, Gemini→Anthropic, chat→Gemini; Messages and Responses clients
+reach a Gemini-only route through the chat body, whose own losses are named by their chat field), everything in the body is either carried into the translated body or
 named by `loss.translation_losses`:
 
 - every free-text value is a unique sentinel token; each must appear in the translated body or sit under
@@ -41,6 +42,7 @@ PAIRS = [
     ("openai", "anthropic"),
     ("gemini", "openai"),
     ("gemini", "anthropic"),
+    ("openai", "gemini"),
 ]
 
 # Keys a translation carries under another name (or folds into a structure), by pair. Keys that only shape
@@ -140,6 +142,37 @@ RENAMED[("gemini", "openai")] = {
     "functionCallingConfig",
     "mode",
     "allowedFunctionNames",
+}
+RENAMED[("openai", "gemini")] = {
+    "messages",  # contents, systemInstruction
+    "max_tokens",  # maxOutputTokens
+    "max_completion_tokens",
+    "top_p",  # topP
+    "stop",  # stopSequences
+    "seed",
+    "presence_penalty",
+    "frequency_penalty",
+    "n",  # candidateCount
+    "response_format",  # responseMimeType / responseJsonSchema
+    "json_schema",
+    "schema",
+    "reasoning_effort",  # thinkingConfig
+    "reasoning",
+    "effort",
+    "thinking",
+    "stream_options",  # a Gemini stream always carries usageMetadata
+    "include_usage",
+    "tool_calls",  # functionCall parts
+    "function",
+    "parameters",  # parametersJsonSchema
+    "arguments",  # args
+    "tool_call_id",  # functionResponse.id
+    "tool_choice",  # toolConfig
+    "reasoning_content",  # thought parts
+    "image_url",  # inlineData / fileData
+    "url",
+    "file",
+    "file_data",
 }
 RENAMED[("gemini", "anthropic")] = RENAMED[("gemini", "openai")] | {"temperature", "topP", "parameters"}
 RENAMED[("responses", "anthropic")] = (

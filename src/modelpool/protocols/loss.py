@@ -24,10 +24,12 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from modelpool.protocols.effort import read_effort
-from modelpool.protocols.gemini.losses import gemini_losses
+from modelpool.protocols.errors import ClientError
+from modelpool.protocols.gemini.losses import chat_to_gemini_losses, gemini_losses
 from modelpool.protocols.loss_messages import anthropic_losses, chat_losses
 from modelpool.protocols.loss_responses import responses_losses
 from modelpool.protocols.loss_walk import Loss, Walk
+from modelpool.protocols.translate_any import translate_request_for
 
 __all__ = [
     "Loss",
@@ -48,9 +50,9 @@ class _Speaks(Protocol):
 
 # Which dialect a translating route is spoken to, by client dialect, in order of preference.
 _TARGETS = {
-    "responses": ("openai", "anthropic"),
-    "anthropic": ("openai",),
-    "openai": ("anthropic",),
+    "responses": ("openai", "anthropic", "gemini"),
+    "anthropic": ("openai", "gemini"),
+    "openai": ("anthropic", "gemini"),
     "gemini": ("openai", "anthropic"),
 }
 _TARGET_NAME = {"openai": "chat", "anthropic": "anthropic", "responses": "responses", "gemini": "gemini"}
@@ -81,6 +83,8 @@ def translation_losses(ingress: str, body: dict[str, Any], target: str) -> list[
             chat_losses(w, body)
         elif ingress == "gemini" and target in ("openai", "anthropic"):
             gemini_losses(w, body, target)  # through the chat body (to_chat.py)
+        elif target == "gemini" and ingress in ("openai", "anthropic", "responses"):
+            _to_gemini_losses(w, ingress, body)
         else:
             raise ValueError(f"no translation from {ingress} to {target}")
         if target == "anthropic":
@@ -89,6 +93,19 @@ def translation_losses(ingress: str, body: dict[str, Any], target: str) -> list[
         # A shape the translator would refuse as a whole (it raises a 400 for it): nothing is carried.
         w.lose("body", True, why="malformed for translation")
     return w.losses
+
+
+def _to_gemini_losses(w: Walk, ingress: str, body: dict[str, Any]) -> None:
+    """Through the chat body (`gemini/from_chat.py`): what reaching chat loses, then what the chat body
+    has that a Gemini request cannot carry (named by its chat key)."""
+    chat = body
+    if ingress != "openai":
+        w.losses.extend(translation_losses(ingress, body, "openai"))
+        try:
+            chat = translate_request_for(ingress, body, "openai")
+        except ClientError:
+            return  # refused on the way to chat: its losses above already say what changes the answer
+    chat_to_gemini_losses(w, chat)
 
 
 def _thinking_knobs(w: Walk, ingress: str, body: dict[str, Any]) -> None:

@@ -14,7 +14,7 @@ import orjson
 from modelpool.protocols import anthropic as an
 from modelpool.protocols import openai_chat
 from modelpool.protocols.gemini import wire as gemini_wire
-from modelpool.protocols.gemini.reply import to_gemini
+from modelpool.protocols.gemini.reply import reply_from_gemini, to_gemini
 from modelpool.protocols.mapping import (
     SIDE_FIELD,
     anthropic_stop,
@@ -266,13 +266,18 @@ def translate_body(
     200 with an error or garbage): the walk treats it as the route's failure."""
     if upstream == "anthropic":
         shaped = isinstance(obj, dict) and isinstance(obj.get("content"), list)
+    elif upstream == "gemini":
+        shaped = isinstance(obj, dict) and isinstance(obj.get("candidates"), list)
     else:
         choices = obj.get("choices") if isinstance(obj, dict) else None
         shaped = isinstance(choices, list) and bool(choices) and isinstance(choices[0], dict)
     if not shaped or obj.get("error"):
         raise MalformedUpstreamBody(f"upstream body is not an {upstream} reply")
     try:
-        reply = reply_from_anthropic(obj) if upstream == "anthropic" else reply_from_openai(obj)
+        if upstream == "gemini":
+            reply = reply_from_gemini(obj, Reply())
+        else:
+            reply = reply_from_anthropic(obj) if upstream == "anthropic" else reply_from_openai(obj)
         if client == "anthropic":
             return to_anthropic(reply, model, meta)
         if client == "responses":

@@ -148,3 +148,73 @@ def _tool(w: Walk, k: int, tool: dict[str, Any]) -> None:
 def _camel(snake: str) -> str:
     head, *rest = snake.split("_")
     return head + "".join(r[:1].upper() + r[1:] for r in rest)
+
+
+# ---------------------------------------------------------------- chat → Gemini (from_chat.py)
+
+_CHAT_CARRIED = frozenset(
+    {"model", "messages", "stream", "stream_options", "temperature", "top_p", "max_tokens", "seed"}
+    | {"max_completion_tokens", "presence_penalty", "frequency_penalty", "n", "stop", "response_format"}
+    | {"tools", "tool_choice", "reasoning_effort", "reasoning", "thinking"}
+)
+_CHAT_CHANGES = ("web_search_options", "audio", "functions", "function_call")
+_USER_PARTS = {"text": ("type", "text"), "image_url": ("type", "image_url"), "file": ("type", "file")}
+
+
+def chat_to_gemini_losses(w: Walk, body: dict[str, Any]) -> None:
+    for key in _CHAT_CHANGES:
+        if body.get(key):
+            w.lose(key, True, why="no Gemini equivalent")
+    modalities = body.get("modalities")
+    if isinstance(modalities, list) and any(m != "text" for m in modalities):
+        w.lose("modalities", True)
+    for key in body:
+        if key not in _CHAT_CARRIED and key not in _CHAT_CHANGES and key != "modalities":
+            w.lose(key, False, why="no Gemini equivalent")
+    fmt = body.get("response_format")
+    if isinstance(fmt, dict) and isinstance(fmt.get("json_schema"), dict):
+        w.extra(fmt["json_schema"], "response_format.json_schema", ("schema",))
+    for i, msg in enumerate(body.get("messages") or []):
+        _chat_message(w, i, msg)
+    for k, tool in enumerate(body.get("tools") or []):
+        at = f"tools[{k}]"
+        if tool.get("type", "function") != "function":
+            w.lose(at, True, tool.get("type"), why="only function tools reach a Gemini route")
+            continue
+        w.extra(tool, at, ("type", "function"))
+        w.extra(tool.get("function") or {}, f"{at}.function", ("name", "description", "parameters"))
+
+
+def _chat_message(w: Walk, i: int, msg: dict[str, Any]) -> None:
+    at = f"messages[{i}]"
+    role = msg.get("role")
+    known = {
+        "assistant": ("role", "content", "tool_calls", "reasoning_content", "reasoning"),
+        "tool": ("role", "content", "tool_call_id", "name"),
+        "function": ("role", "content", "tool_call_id", "name"),
+    }.get(str(role), ("role", "content"))
+    w.extra(msg, at, known)
+    content = msg.get("content")
+    if isinstance(content, list):
+        for j, part in enumerate(content):
+            kind = part.get("type") if isinstance(part, dict) else None
+            where = f"{at}.content[{j}]"
+            if kind == "text" or (kind in _USER_PARTS and role not in ("system", "developer", "assistant")):
+                w.extra(part, where, _USER_PARTS[kind])
+                file = part.get("file") if kind == "file" else None
+                if isinstance(file, dict):
+                    if not file.get("file_data"):
+                        w.lose(where, True, why="a file by id is held by another server")
+                    w.extra(file, f"{where}.file", ("file_data",))
+                image = part.get("image_url") if kind == "image_url" else None
+                if isinstance(image, dict):
+                    w.extra(image, f"{where}.image_url", ("url",))
+            else:
+                w.lose(where, True, why=f"a {kind} part has no Gemini equivalent here")
+    for k, tc in enumerate(msg.get("tool_calls") or []):
+        where = f"{at}.tool_calls[{k}]"
+        if tc.get("type", "function") != "function":
+            w.lose(where, True, why="only function calls reach a Gemini route")
+            continue
+        w.extra(tc, where, ("id", "type", "function"))
+        w.extra(tc.get("function") or {}, f"{where}.function", ("name", "arguments"))
