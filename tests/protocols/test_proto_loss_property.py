@@ -2,8 +2,8 @@
 
 For every client body and every translation a relay performs (responses→chat, responses→Anthropic,
 Anthropic→chat, chat→Anthropic, Gemini→chat, Gemini→Anthropic, chat→Gemini; Messages and Responses clients
-reach a Gemini-only route through the chat body, whose own losses are named by their chat field), everything in the body is either carried into the translated body or
-named by `loss.translation_losses`:
+reach a Gemini-only route through the chat body, whose own losses are named by their chat field),
+everything in the body is either carried into the translated body or named by `loss.translation_losses`:
 
 - every free-text value is a unique sentinel token; each must appear in the translated body or sit under
   a path a loss names;
