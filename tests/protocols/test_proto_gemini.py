@@ -245,3 +245,108 @@ def test_bad_bodies_are_400(raw: bytes) -> None:
         wire.parse_request(raw, "m", False)
     assert err.value.status == 400
     assert orjson.loads(wire.client_error_body(err.value))["error"]["status"] == "INVALID_ARGUMENT"
+
+
+def gemini_events(*objs: dict[str, Any]) -> list[SSEEvent]:
+    return SSEParser().feed(b"".join(b"data: " + orjson.dumps(o) + b"\r\n\r\n" for o in objs))
+
+
+def test_a_gemini_upstream_stream_for_an_anthropic_client() -> None:
+    t = StreamTranslator("anthropic", "gemini", model="pool")
+    parts = [
+        {"text": "plan", "thought": True},
+        {"functionCall": {"id": "c9", "name": "f", "args": {"x": 1}}, "thoughtSignature": "c2ln"},
+    ]
+    final = {
+        "candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": "STOP"}],
+        "usageMetadata": {"promptTokenCount": 4, "candidatesTokenCount": 2, "thoughtsTokenCount": 1},
+    }
+    out = t.feed_all(gemini_events({"candidates": [{"content": {"role": "model", "parts": parts}}]}, final))
+    assert t.upstream_done and t.dropped == ["thoughtSignature"]
+    out += t.finish()
+    evs = [orjson.loads(ev.data) for ev in SSEParser().feed(out)]
+    blocks = [e["content_block"] for e in evs if e["type"] == "content_block_start"]
+    assert blocks[0]["type"] == "thinking" and blocks[1] == {
+        "type": "tool_use",
+        "id": "c9",
+        "name": "f",
+        "input": {},
+    }
+    assert '{"x":1}' in [e["delta"].get("partial_json") for e in evs if e["type"] == "content_block_delta"]
+    delta = next(e for e in evs if e["type"] == "message_delta")
+    assert delta["delta"]["stop_reason"] == "tool_use" and delta["usage"]["output_tokens"] == 3
+
+
+def test_a_gemini_upstream_error_event_keeps_its_status() -> None:
+    t = StreamTranslator("openai", "gemini", model="pool")
+    err = {"error": {"code": 429, "message": "Resource has been exhausted", "status": "RESOURCE_EXHAUSTED"}}
+    with pytest.raises(Exception) as raised:
+        t.feed_all(gemini_events(err))
+    assert getattr(raised.value, "status", None) == 429 and "exhausted" in str(raised.value)
+
+
+def test_chat_to_gemini_request() -> None:
+    chat = {
+        "model": "m",
+        "messages": [
+            {"role": "system", "content": "be brief"},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "look"},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO"}},
+                ],
+            },
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": '{"ok": true}'},
+            {"role": "user", "content": "thanks"},
+        ],
+        "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}],
+        "tool_choice": {"type": "function", "function": {"name": "f"}},
+        "max_tokens": 50,
+        "stop": "END",
+        "user": "u1",
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "r", "schema": {"type": "object"}},
+        },
+    }
+    out = translate_request_for("openai", chat, "gemini")
+    assert out["systemInstruction"] == {"parts": [{"text": "be brief"}]}
+    assert out["contents"] == [
+        {
+            "role": "user",
+            "parts": [{"text": "look"}, {"inlineData": {"mimeType": "image/png", "data": "iVBO"}}],
+        },
+        {
+            "role": "model",
+            "parts": [
+                {
+                    "functionCall": {"id": "c1", "name": "f", "args": {"a": 1}},
+                    "thoughtSignature": "skip_thought_signature_validator",
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "parts": [
+                {"functionResponse": {"id": "c1", "name": "f", "response": {"ok": True}}},
+                {"text": "thanks"},
+            ],
+        },
+    ]
+    assert out["toolConfig"] == {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["f"]}}
+    assert out["generationConfig"] == {
+        "maxOutputTokens": 50,
+        "stopSequences": ["END"],
+        "responseMimeType": "application/json",
+        "responseJsonSchema": {"type": "object"},
+    }
+    assert "model" not in out
+    assert dropped_names(translation_losses("openai", chat, "gemini")) == ["user", "name"]  # the schema's name
