@@ -5,6 +5,7 @@ and an Anthropic-only route — and the OpenAI and Anthropic SDKs on a gemini-on
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -365,3 +366,33 @@ def test_other_clients_on_a_route_that_speaks_only_the_gemini_api() -> None:
                 assert "".join(s.text_stream).startswith("[gem:m1]")
             resp = oa.responses.create(model="m1", input="hi")
             assert resp.output_text.startswith("[gem:m1]")
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_a_hedge_wins_over_a_stalled_first_route(native: bool) -> None:
+    """Hedged first token (SPEC §3.7) for a Gemini client: native gemini routes and translated chat ones."""
+    kind = "gemini" if native else "openai"
+    stall = [Fault("stall", delay=4.0)]
+    m = SimModel("m1", output_tokens=6)
+    spec = FleetSpec(
+        [
+            SimProvider("alpha", kind=kind, models=[m], ttft=0.005, faults=stall),  # type: ignore[arg-type]
+            SimProvider("beta", kind=kind, models=[m], ttft=0.005),  # type: ignore[arg-type]
+        ]
+    )
+    with FleetThread(spec) as fleet:
+        cfg = fleet.to_config(state={"backend": "memory"}, server={"api_keys": [KEY]})
+        cfg["pool"] = {
+            "strategy": "priority",
+            "retry_backoff": "1ms",
+            "hedge": {"enabled": True, "after": "300ms", "budget": "100%"},
+        }
+        with GatewayServer(cfg) as gw:
+            t0 = time.monotonic()
+            chunks = list(client(gw.url).models.generate_content_stream(model="m1", contents="Hi"))
+            elapsed = time.monotonic() - t0
+            headers = chunks[0].sdk_http_response.headers if chunks[0].sdk_http_response else {}
+    assert elapsed < 3.0  # beta answered long before alpha's stall would have ended
+    assert headers["x-modelpool-hedged"] == "alpha/m1 → beta/m1"
+    text = "".join(c.text or "" for c in chunks)
+    assert text.startswith("[beta:m1]")
