@@ -12,6 +12,7 @@ from typing import Any
 import anthropic
 import httpx
 import openai
+import orjson
 import pytest
 from google import genai
 from google.genai import errors, types
@@ -396,3 +397,37 @@ def test_a_hedge_wins_over_a_stalled_first_route(native: bool) -> None:
     assert headers["x-modelpool-hedged"] == "alpha/m1 → beta/m1"
     text = "".join(c.text or "" for c in chunks)
     assert text.startswith("[beta:m1]")
+
+
+MALFORMED: list[Any] = [
+    {"contents": [{"parts": [{"text": 5}]}]},
+    {"contents": [{"role": "model", "parts": [{"functionCall": "x"}]}]},
+    {"contents": [{"role": "model", "parts": [{"functionCall": {"name": 3, "args": [1]}}]}]},
+    {"contents": [{"parts": [{"functionResponse": {"name": None, "response": "x"}}]}]},
+    {"contents": [{"parts": [{"inlineData": {"mimeType": 5, "data": None}}]}]},
+    {"contents": [{"parts": [{"text": "x"}]}], "tools": [{"functionDeclarations": "x"}]},
+    {
+        "contents": [{"parts": [{"text": "x"}]}],
+        "generationConfig": {"thinkingConfig": {"thinkingBudget": "lots"}},
+    },
+    {"contents": [{"parts": [{"text": "x"}]}], "toolConfig": {"functionCallingConfig": {"mode": 3}}},
+    {"contents": [{"parts": [{"text": "x"}]}], "systemInstruction": {"parts": "x"}},
+    [1, 2],
+    {"contents": "x"},
+    {},
+]
+
+
+def test_malformed_bodies_never_get_a_5xx(served: tuple[str, GatewayServer]) -> None:
+    """Gemini CLI retries 5xx for minutes: whatever the body, the answer is a 200 or a Gemini-shaped 4xx."""
+    _, gw = served
+    for body in MALFORMED:
+        for method in ("generateContent", "streamGenerateContent?alt=sse", "countTokens"):
+            resp = httpx.post(
+                f"{gw.url}/v1beta/models/m1:{method}",
+                content=orjson.dumps(body),
+                headers={"x-goog-api-key": KEY},
+            )
+            assert resp.status_code < 500, (body, method, resp.text[:300])
+            if resp.status_code >= 400:
+                assert resp.json()["error"]["status"] in ("INVALID_ARGUMENT", "NOT_FOUND"), resp.text

@@ -63,14 +63,17 @@ def parse_gemini(body: Any, model: str, stream: bool) -> CallRequest:
         thinking=True if _pick(thinking, "includeThoughts") else None,
         tool_names=[t.name for t in tools if t.kind == "function"],
         tool_turn=bool(tools) and fresh_user,
-        has_images=any(
-            _pick(p, "inlineData") for c in contents if isinstance(c, dict) for p in c.get("parts") or []
-        ),
+        has_images=any(_is_image(p) for c in contents if isinstance(c, dict) for p in c.get("parts") or []),
         prompt_tokens=max(1, sum(len(t) for t in texts) // 4),
         dialect="gemini",
         tools=tools,
         after_tool_result=answered,
     )
+
+
+def _is_image(part: Any) -> bool:
+    data = _pick(part, "inlineData") if isinstance(part, dict) else None
+    return isinstance(data, dict) and str(_pick(data, "mimeType") or "").startswith("image/")
 
 
 def _tools(raw: Any) -> list[ToolSpec]:
