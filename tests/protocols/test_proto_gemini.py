@@ -349,4 +349,4 @@ def test_chat_to_gemini_request() -> None:
         "responseJsonSchema": {"type": "object"},
     }
     assert "model" not in out
-    assert dropped_names(translation_losses("openai", chat, "gemini")) == ["user", "name"]  # the schema's name
+    assert dropped_names(translation_losses("openai", chat, "gemini")) == ["user", "name"]  # schema name
