@@ -176,11 +176,19 @@ def test_openapi_parameters_are_carried(served: tuple[str, GatewayServer], ft: F
         assert body["tools"][0]["input_schema"]["properties"]["q"]["type"] == "string"
 
 
-def test_count_tokens_and_models(served: tuple[str, GatewayServer]) -> None:
-    _, gw = served
+def test_count_tokens_and_models(served: tuple[str, GatewayServer], ft: FleetThread) -> None:
+    route, gw = served
     c = client(gw.url)
+    ft.reset_calls()
     count = c.models.count_tokens(model="m1", contents="a fairly short sentence of text to count")
     assert count.total_tokens and count.total_tokens > 0
+    headers = count.sdk_http_response.headers if count.sdk_http_response else {}
+    if route == "gem":  # native first: the route's own count, the body as the SDK sent it
+        assert headers["x-modelpool-route"] == "gem/m1"
+        call = ft.calls("gem")[-1]
+        assert call.path == "/v1beta/models/m1:countTokens" and "contents" in (call.body or {})
+    else:
+        assert headers["x-modelpool-estimate"] == "true" and not ft.calls(route)
     models = list(c.models.list())
     assert [m.name for m in models] == ["models/m1"]
     assert models[0].input_token_limit == 50_000 and models[0].output_token_limit

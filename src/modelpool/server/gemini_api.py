@@ -17,6 +17,7 @@ from modelpool.catalog import UnknownModel
 from modelpool.protocols.errors import ClientError
 from modelpool.protocols.gemini import wire
 from modelpool.protocols.tokens import estimate_tokens
+from modelpool.relays.count_tokens import count_gemini
 from modelpool.server.asgi import Receive, Scope, Send, header_map, read_body, send_bytes
 from modelpool.server.client_api import Ingress, client_key_ok, handle_call
 
@@ -69,7 +70,7 @@ async def serve_gemini(gw: Engine, scope: Scope, receive: Receive, send: Send) -
         await send_bytes(send, 404, wire.error_body(404, f"{scope['method']} {path}: not found"))
         return
     if method == "countTokens":
-        await _count_tokens(gw, headers, receive, send)
+        await _count_tokens(gw, name, headers, receive, send)
         return
     scope = {**scope, "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]}
     await handle_call(gw, _ingress(name, method == "streamGenerateContent"), scope, receive, send)
@@ -96,12 +97,21 @@ def _entry(pool: object) -> dict[str, object]:
     return wire.model_entry(pool.id, pool.name, caps.context_window, caps.efforts)  # type: ignore[attr-defined]
 
 
-async def _count_tokens(gw: Engine, headers: dict[str, str], receive: Receive, send: Send) -> None:
-    """An estimate (chars/4 plus overheads, `protocols.tokens`) on every route kind."""
+async def _count_tokens(gw: Engine, name: str, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    """A Gemini route's own count when the pool has one (native first), else an estimate (chars/4 plus
+    overheads, `protocols.tokens`); a model no pool serves gets the estimate too (a count is advice)."""
     try:
         body = await read_body(receive, headers, gw.runtime.config.server.max_body)
         req = wire.count_request(body)
     except ClientError as err:  # the checks, or a body over max_body
         await send_bytes(send, err.status, wire.client_error_body(err))
         return
-    await send_bytes(send, 200, orjson.dumps({"totalTokens": estimate_tokens(req, "gemini")}))
+    try:
+        call = gw.prepare("gemini", {**req, "model": name, "stream": False}, headers)
+    except ClientError:
+        call = None
+    candidates = gw.planner.plan(gw.runtime, call, gw.clock()).candidates if call is not None else []
+    patterns = gw.runtime.config.server.forward_headers.get("gemini") or []
+    estimate = estimate_tokens(req, "gemini")
+    status, answer, extra = await count_gemini(gw.client, candidates, body, estimate, headers, patterns)
+    await send_bytes(send, status, answer, extra)
