@@ -33,6 +33,17 @@ def target(path: str) -> tuple[str, str] | None:
     return (model, method) if model else None
 
 
+def parse_call(path: str, body: Any) -> tuple[CallRequest, bytes | None]:
+    """The call a Gemini path and body make; for `:countTokens` also its answer."""
+    model_id, method = target(path[path.index("/models/") :]) or ("", "")
+    if method == "countTokens":
+        req = parse_gemini(body, model_id, False)
+        return req, count_tokens_body(req.prompt_tokens)
+    if method not in ("generateContent", "streamGenerateContent"):
+        raise SimError(404, f"unknown method {method}", "invalid_request_error", "not_found")
+    return parse_gemini(body, model_id, method == "streamGenerateContent"), None
+
+
 def _pick(obj: dict[str, Any], camel: str) -> Any:
     snake = "".join("_" + c.lower() if c.isupper() else c for c in camel)
     return obj.get(camel, obj.get(snake))

@@ -2,7 +2,9 @@
 
 Paths are accepted with or without the `/v1` prefix, so any base_url convention reaches them. A provider
 serves only the dialects it speaks (`SimProvider.speaks`; 404 for the others): `POST /v1/chat/completions`
-(openai), `POST /v1/messages` + `/v1/messages/count_tokens` (anthropic), `POST /v1/responses` (responses);
+(openai), `POST /v1/messages` + `/v1/messages/count_tokens` (anthropic), `POST /v1/responses` (responses),
+`/v1beta/models/{m}:generateContent|streamGenerateContent|countTokens` + `GET /v1beta/models` (gemini, its
+OpenAI root at `/v1beta/openai`);
 `GET /v1/models`, `GET /v1/models/{creator}/{model}/endpoints` (vercel, public), and the control surface
 `POST|GET /_sim/faults`, `GET|DELETE /_sim/calls`, `GET /_sim/info`, `POST /_sim/speed`.
 """
@@ -130,7 +132,9 @@ class ProviderServer:
             elif method == "POST" and "gemini" in speaks and gemini_provider.target(path) is not None:
                 return await self._chat(request, "gemini")
             elif method == "GET" and path.startswith("/models") and "gemini" in speaks:
-                return self._gemini_models(request)
+                if self._key_ok(request.headers) is False:
+                    return unauthorized().response("gemini")
+                return web.Response(body=gemini_provider.models_body(self.spec), content_type=_JSON)
         if method == "POST" and "gemini" in speaks and gemini_provider.target(path) is not None:
             return await self._chat(request, "gemini")  # a Gemini path under another root (`/v1`)
         if method == "POST":
@@ -195,20 +199,11 @@ class ProviderServer:
             body = orjson.loads(raw)
         except orjson.JSONDecodeError:
             raise bad_request("We could not parse the JSON body of your request.") from None
-        if dialect == "gemini":
-            model_id, method = gemini_provider.target(request.path[request.path.index("/models/") :]) or (
-                "",
-                "",
-            )
-            if method == "countTokens":
-                req = gemini_provider.parse_gemini(body, model_id, False)
-                rec.model, rec.body = model_id, body
-                return web.Response(
-                    body=gemini_provider.count_tokens_body(req.prompt_tokens), content_type=_JSON
-                )
-            if method not in ("generateContent", "streamGenerateContent"):
-                raise SimError(404, f"unknown method {method}", "invalid_request_error", "not_found")
-            req = gemini_provider.parse_gemini(body, model_id, method == "streamGenerateContent")
+        if dialect == "gemini":  # the model and the method are in the path
+            req, counted = gemini_provider.parse_call(request.path, body)
+            if counted is not None:
+                rec.model, rec.body = req.model, body
+                return web.Response(body=counted, content_type=_JSON)
         else:
             req = _PARSERS[dialect](body)
         rec.model, rec.stream, rec.body = req.model, req.stream, body
@@ -400,11 +395,6 @@ class ProviderServer:
             else openai_provider.models_body(self.spec)
         )
         return web.Response(body=listing, content_type=_JSON)
-
-    def _gemini_models(self, request: web.BaseRequest) -> web.StreamResponse:
-        if self._key_ok(request.headers) is False:
-            return unauthorized().response("gemini")
-        return web.Response(body=gemini_provider.models_body(self.spec), content_type=_JSON)
 
     # ---- control ---------------------------------------------------------------------------------
 
