@@ -1,8 +1,8 @@
 """Translation never loses silently (SPEC §1.6): a property test over generated and recorded request bodies.
 
 For every client body and every translation a relay performs (responses→chat, responses→Anthropic,
-Anthropic→chat, chat→Anthropic, Gemini→chat, Gemini→Anthropic, chat→Gemini; Messages and Responses clients
-reach a Gemini-only route through the chat body, whose own losses are named by their chat field),
+Anthropic→chat, chat→Anthropic, Gemini→chat, Gemini→Anthropic, and chat, Anthropic and Responses → Gemini
+(those two through the chat body)),
 everything in the body is either carried into the translated body or named by `loss.translation_losses`:
 
 - every free-text value is a unique sentinel token; each must appear in the translated body or sit under
@@ -43,6 +43,8 @@ PAIRS = [
     ("gemini", "openai"),
     ("gemini", "anthropic"),
     ("openai", "gemini"),
+    ("anthropic", "gemini"),
+    ("responses", "gemini"),
 ]
 
 # Keys a translation carries under another name (or folds into a structure), by pair. Keys that only shape
@@ -174,7 +176,10 @@ RENAMED[("openai", "gemini")] = {
     "file",
     "file_data",
 }
+# Through the chat body: what reaching chat renames, then what chat→Gemini renames.
+RENAMED[("anthropic", "gemini")] = RENAMED[("anthropic", "openai")] | RENAMED[("openai", "gemini")]
 RENAMED[("gemini", "anthropic")] = RENAMED[("gemini", "openai")] | {"temperature", "topP", "parameters"}
+RENAMED[("responses", "gemini")] = RENAMED[("responses", "openai")] | RENAMED[("openai", "gemini")]
 RENAMED[("responses", "anthropic")] = (
     RENAMED[("responses", "openai")]
     | RENAMED[("openai", "anthropic")]

@@ -24,12 +24,10 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from modelpool.protocols.effort import read_effort
-from modelpool.protocols.errors import ClientError
-from modelpool.protocols.gemini.losses import chat_to_gemini_losses, gemini_losses
+from modelpool.protocols.gemini.losses import chat_to_gemini_losses, gemini_losses, through_chat_losses
 from modelpool.protocols.loss_messages import anthropic_losses, chat_losses
 from modelpool.protocols.loss_responses import responses_losses
 from modelpool.protocols.loss_walk import Loss, Walk
-from modelpool.protocols.translate_any import translate_request_for
 
 __all__ = [
     "Loss",
@@ -96,16 +94,14 @@ def translation_losses(ingress: str, body: dict[str, Any], target: str) -> list[
 
 
 def _to_gemini_losses(w: Walk, ingress: str, body: dict[str, Any]) -> None:
-    """Through the chat body (`gemini/from_chat.py`): what reaching chat loses, then what the chat body
-    has that a Gemini request cannot carry (named by its chat key)."""
-    chat = body
-    if ingress != "openai":
-        w.losses.extend(translation_losses(ingress, body, "openai"))
-        try:
-            chat = translate_request_for(ingress, body, "openai")
-        except ClientError:
-            return  # refused on the way to chat: its losses above already say what changes the answer
-    chat_to_gemini_losses(w, chat)
+    """Through the chat body (`gemini/from_chat.py`): a chat client's losses walked on its body; for a
+    Messages or Responses client, what reaching chat loses, then the fields of its own body that reach the
+    chat body but not a Gemini request (`through_chat_losses`)."""
+    if ingress == "openai":
+        chat_to_gemini_losses(w, body)
+        return
+    w.losses.extend(translation_losses(ingress, body, "openai"))
+    through_chat_losses(w, ingress, body)
 
 
 def _thinking_knobs(w: Walk, ingress: str, body: dict[str, Any]) -> None:

@@ -218,3 +218,56 @@ def _chat_message(w: Walk, i: int, msg: dict[str, Any]) -> None:
             continue
         w.extra(tc, where, ("id", "type", "function"))
         w.extra(tc.get("function") or {}, f"{where}.function", ("name", "arguments"))
+
+
+# ---------------------------------------------------------------- Messages / Responses → chat → Gemini
+
+
+def through_chat_losses(w: Walk, ingress: str, body: dict[str, Any]) -> None:
+    """The fields of a Messages or Responses body that the chat body carries and a Gemini request does not
+    (the chat→Gemini step's losses, named where the client wrote them)."""
+    if ingress == "anthropic":
+        meta = body.get("metadata")
+        if isinstance(meta, dict) and isinstance(meta.get("user_id"), str):
+            w.lose("metadata.user_id", False, why="no Gemini equivalent")
+        choice = body.get("tool_choice")
+        if isinstance(choice, dict) and choice.get("disable_parallel_tool_use") and body.get("tools"):
+            w.lose("tool_choice.disable_parallel_tool_use", False, why="no Gemini equivalent")
+        for i, msg in enumerate(body.get("messages") or []):
+            content = msg.get("content") if isinstance(msg, dict) else None
+            for j, block in enumerate(content if isinstance(content, list) else []):
+                if isinstance(block, dict) and block.get("type") == "document" and block.get("title"):
+                    w.lose(f"messages[{i}].content[{j}].title", False, why="no Gemini equivalent")
+        return
+    for key in ("user", "safety_identifier", "parallel_tool_calls", "prompt_cache_key"):
+        if body.get(key) is not None:
+            w.lose(key, False, why="no Gemini equivalent")
+    text = body.get("text")
+    fmt = text.get("format") if isinstance(text, dict) else None
+    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+        for key in ("name", "strict", "description"):
+            if key in fmt:
+                w.lose(f"text.format.{key}", False, key, why="a Gemini response schema has no such field")
+    for k, tool in enumerate(body.get("tools") or []):
+        if isinstance(tool, dict) and tool.get("type") == "function" and "strict" in tool:
+            w.lose(f"tools[{k}].strict", False, "strict", why="no Gemini equivalent")
+    inp = body.get("input")
+    for i, item in enumerate(inp if isinstance(inp, list) else []):
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "reasoning" and item.get("encrypted_content"):
+            w.lose(f"input[{i}].encrypted_content", False, why="only its own reasoning reaches Gemini")
+        content = item.get("content")
+        system = item.get("role") in ("system", "developer")
+        for j, part in enumerate(content if isinstance(content, list) else []):
+            if (
+                system
+                and isinstance(part, dict)
+                and part.get("type") not in ("input_text", "output_text", "text")
+            ):
+                w.lose(f"input[{i}].content[{j}]", True, why="systemInstruction takes text only")
+                continue
+            if isinstance(part, dict) and part.get("type") == "input_image" and part.get("detail"):
+                w.lose(f"input[{i}].content[{j}].detail", False, "detail", why="no Gemini equivalent")
+            if isinstance(part, dict) and part.get("type") == "input_file" and part.get("filename"):
+                w.lose(f"input[{i}].content[{j}].filename", False, "filename", why="no Gemini equivalent")
