@@ -34,7 +34,16 @@ from harness import procs
 from harness.goals import GOAL_SCENARIOS, goals_table, overhead_goals
 from harness.goals21 import SCENARIOS as ISSUE21_SCENARIOS
 from harness.goals21 import issue21_goals
-from harness.load import Sample, Target, closed_block, make_body, new_session, one_call, open_block
+from harness.load import (
+    Sample,
+    Target,
+    closed_block,
+    gemini_path,
+    make_body,
+    new_session,
+    one_call,
+    open_block,
+)
 from harness.report import command_line, machine_info, markdown_block, now_utc, scenario_table
 from harness.run import guarded_run, interrupt_on_signals
 from harness.stats import Summary, Tally, comparisons, deltas
@@ -42,8 +51,9 @@ from harness.stats import Summary, Tally, comparisons, deltas
 # The API path of each client dialect, below `/v1` (the gateway's and the sim's alike).
 PATHS = {"openai": "/chat/completions", "anthropic": "/messages", "responses": "/responses"}
 DIALECT_FLAGS = {"anthropic": ("anthropic", False), "responses": ("responses", False),
+                 "gemini": ("gemini", False),
                  "anthropic-x": ("anthropic", True), "responses-x": ("responses", True)}  # fmt: skip
-_NAMES = {"anthropic": "Anthropic Messages", "responses": "OpenAI Responses"}
+_NAMES = {"anthropic": "Anthropic Messages", "responses": "OpenAI Responses", "gemini": "Gemini API"}
 
 STRATEGIES = [
     "priority", "round-robin", "weighted-random", "least-used", "fastest", "cheapest", "throughput", "score"
@@ -316,7 +326,11 @@ def scenario_targets(
             base = f"{server.url}/v1/chat/completions"
         else:
             base = t.url
-        url = base.removesuffix(PATHS["openai"]) + PATHS[sc.dialect]
+        if sc.dialect == "gemini":  # the model and the method are in the path, below `/v1beta`
+            root = base.removesuffix(PATHS["openai"]).removesuffix("/v1")
+            url = root + "/v1beta" + gemini_path(sc.model or args.model, sc.stream)
+        else:
+            url = base.removesuffix(PATHS["openai"]) + PATHS[sc.dialect]
         out.append(Target(t.name, url, server, t.headers, dialect=sc.dialect))
     return out
 

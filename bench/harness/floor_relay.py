@@ -42,7 +42,14 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         more = message.get("more_body", False)
     if _session is None:
         _session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
-    url = UPSTREAM + scope["path"].removeprefix("/v1")
+    path = scope["path"]  # the Gemini API's root is `/v1beta`, next to the upstream's `/v1`
+    url = (
+        UPSTREAM.removesuffix("/v1") + path
+        if path.startswith("/v1beta/")
+        else UPSTREAM + path.removeprefix("/v1")
+    )
+    if scope.get("query_string"):
+        url += "?" + scope["query_string"].decode("latin-1")
     async with _session.post(url, data=body, headers={"content-type": "application/json"}) as resp:
         ctype = resp.headers.get("content-type", "application/json")
         headers = [(b"content-type", ctype.encode())]

@@ -13,7 +13,7 @@ from typing import Any
 
 from harness.goals import C32, SEQ, SEQ_STREAM, Goal, check
 
-DIALECTS = (("", "Chat"), (":anthropic", "Messages"), (":responses", "Responses"))
+DIALECTS = (("", "Chat"), (":anthropic", "Messages"), (":responses", "Responses"), (":gemini", "Gemini"))
 BURST = {name: f"c256:stream{flag}@m200" for flag, name in DIALECTS}
 PACED = {name: f"c256:stream{flag}@m200-paced" for flag, name in DIALECTS}
 SCENARIOS = [SEQ, SEQ_STREAM, C32, *BURST.values(), *PACED.values()]

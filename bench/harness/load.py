@@ -31,8 +31,18 @@ from harness.procs import CLIENT_KEY, Child
 _TAIL = 64  # bytes of stream tail kept to check the `[DONE]` terminator
 # Per dialect: what a non-streamed answer body must hold, and the stream's success terminator (for
 # Responses the name of the last event; its data, the whole response, may be longer than _TAIL).
-_ANSWER_MARKER = {"openai": b'"choices"', "anthropic": b'"content"', "responses": b'"output"'}
-_END_MARKER = {"openai": b"[DONE]", "anthropic": b"message_stop", "responses": b"response.completed"}
+_ANSWER_MARKER = {
+    "openai": b'"choices"',
+    "anthropic": b'"content"',
+    "responses": b'"output"',
+    "gemini": b'"candidates"',
+}
+_END_MARKER = {
+    "openai": b"[DONE]",
+    "anthropic": b"message_stop",
+    "responses": b"response.completed",
+    "gemini": b'"finishReason"',  # no terminator: the last event carries it
+}
 
 
 @dataclass
@@ -59,6 +69,8 @@ class Sample:
 def make_body(
     model: str, stream: bool, prompt: str = "Say hello in one short sentence.", dialect: str = "openai"
 ) -> bytes:
+    if dialect == "gemini":  # the model and the stream flag are in the URL (`gemini_path`)
+        return orjson.dumps({"contents": [{"role": "user", "parts": [{"text": prompt}]}]})
     messages = [{"role": "user", "content": prompt}]
     body: dict[str, Any] = {"model": model, ("input" if dialect == "responses" else "messages"): messages}
     if dialect == "anthropic":
@@ -66,6 +78,11 @@ def make_body(
     if stream:
         body["stream"] = True
     return orjson.dumps(body)
+
+
+def gemini_path(model: str, stream: bool) -> str:
+    """The Gemini API's path below its API root (`/v1beta`)."""
+    return f"/models/{model}:streamGenerateContent?alt=sse" if stream else f"/models/{model}:generateContent"
 
 
 def new_session(concurrency: int, timeout: float) -> aiohttp.ClientSession:
@@ -87,6 +104,8 @@ def _has_token(event: bytes, dialect: str = "openai") -> bool:
     if dialect == "responses":
         # output text, reasoning, function-call arguments, custom tool input: every kind is a `….delta`.
         return b"event: response." in event and b".delta\n" in event
+    if dialect == "gemini":  # every event is a whole response; the last one may carry only the finish
+        return b'"text":"' in event.replace(b'"text":""', b"") or b'"functionCall"' in event
     for line in event.split(b"\n"):
         if not line.startswith(b"data:"):
             continue
@@ -111,8 +130,12 @@ async def one_call(
 ) -> Sample:
     """One whole call; `t0` is when the clock started (now, or the scheduled start in open loop)."""
     route = None
+    url = target.url
+    if target.dialect == "gemini":  # the method in the path says whether it streams
+        head = url.rsplit(":", 1)[0]
+        url = head + (":streamGenerateContent?alt=sse" if stream else ":generateContent")
     try:
-        async with session.post(target.url, data=body, headers=target.headers) as resp:
+        async with session.post(url, data=body, headers=target.headers) as resp:
             route = resp.headers.get("x-modelpool-route")
             if resp.status != 200:
                 text = (await resp.read())[:200].decode(errors="replace")
@@ -137,9 +160,12 @@ async def _read_stream(resp: aiohttp.ClientResponse, t0: float, route: str | Non
     tail = b""
     events = 0
     end = _END_MARKER[dialect]
-    scan_end, seen_end = dialect == "responses", False
+    scan_end, seen_end = dialect in ("responses", "gemini"), False  # big terminal events
+    crlf = dialect == "gemini"  # Google frames events with CRLF (the sim does too)
     async for chunk in resp.content.iter_any():
         now = time.perf_counter()  # before any parsing: the client's own work is not the server's delay
+        if crlf:
+            chunk = chunk.replace(b"\r\n", b"\n")
         if ttft is None:
             pending += chunk
             while ttft is None and (cut := pending.find(b"\n\n")) >= 0:

@@ -27,7 +27,12 @@ CLIENT_KEY = "mp-client-key-for-agent-tests"
 TASK = AgentTask(path="hello.txt", content="hello from modelpool\n")
 PROMPT = f"Create a file {TASK.path} containing the line: {TASK.content.strip()}"
 CLIENT_TIMEOUT = 90.0  # seconds per CLI run; a run takes ~1-3 s when everything works
-ROUTES = {"anth": ("anthropic",), "chat": ("openai",), "resp": ("openai", "responses")}
+ROUTES = {
+    "anth": ("anthropic",),
+    "chat": ("openai",),
+    "resp": ("openai", "responses"),
+    "gem": ("gemini", "openai"),
+}
 
 
 def fleet_spec() -> FleetSpec:
@@ -40,6 +45,7 @@ def fleet_spec() -> FleetSpec:
             SimProvider("anth", kind="anthropic", dialects=ROUTES["anth"], models=[model()], **fast),
             SimProvider("chat", kind="openai", dialects=ROUTES["chat"], models=[model()], **fast),
             SimProvider("resp", kind="openai", dialects=ROUTES["resp"], models=[model()], **fast),
+            SimProvider("gem", kind="gemini", dialects=ROUTES["gem"], models=[model()], **fast),
         ]
     )
 
@@ -159,6 +165,32 @@ def run_codex(codex: Path, gateway_url: str) -> Run:
     (codex_home / "config.toml").write_text(CODEX_CONFIG.format(base_url=gateway_url + "/v1"))
     env = {**_base_env(home), "CODEX_HOME": str(codex_home), "MODELPOOL_API_KEY": CLIENT_KEY}
     argv = [str(codex), "exec", "--skip-git-repo-check", "--sandbox", "workspace-write", PROMPT]
+    return _run(argv, env, work)
+
+
+GEMINI_SETTINGS = {
+    "security": {"auth": {"selectedType": "gemini-api-key"}},
+    "privacy": {"usageStatisticsEnabled": False},
+}
+
+
+def run_gemini(gemini: Path, gateway_url: str) -> Run:
+    """`gemini -p PROMPT -m agent-m --approval-mode yolo --skip-trust` in a fresh temp dir, offline: API-key
+    auth and no usage statistics in `$GEMINI_CLI_HOME/.gemini/settings.json`, its own TMPDIR (it writes
+    error reports there), the gateway as `GOOGLE_GEMINI_BASE_URL` and the client key as `GEMINI_API_KEY`."""
+    root = Path(tempfile.mkdtemp(prefix="mp-gemini-"))
+    work, home, tmp = root / "work", root / "home", root / "tmp"
+    for d in (work, home / ".gemini", tmp):
+        d.mkdir(parents=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps(GEMINI_SETTINGS))
+    env = {
+        **_base_env(home),
+        "GEMINI_CLI_HOME": str(home),
+        "TMPDIR": str(tmp),
+        "GEMINI_API_KEY": CLIENT_KEY,
+        "GOOGLE_GEMINI_BASE_URL": gateway_url,
+    }
+    argv = [str(gemini), "-p", PROMPT, "-m", MODEL, "--approval-mode", "yolo", "--skip-trust", "-o", "text"]
     return _run(argv, env, work)
 
 

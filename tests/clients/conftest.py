@@ -18,6 +18,7 @@ BIN = HERE / "node_modules" / ".bin"
 CLIENTS = {
     "claude": BIN / "claude",
     "codex": BIN / "codex",
+    "gemini": BIN / "gemini",
     "pi-ai": HERE / "node_modules" / "@mariozechner" / "pi-ai" / "package.json",
 }
 
@@ -46,6 +47,11 @@ def claude() -> Path:
 @pytest.fixture
 def codex() -> Path:
     return require_client("codex")
+
+
+@pytest.fixture
+def gemini() -> Path:
+    return require_client("gemini")
 
 
 @pytest.fixture

@@ -5,11 +5,14 @@ recorded with it) — run it by hand:
 
     python tests/clients/recorder.py --port 8799 --out /tmp/rec
 
-then point Claude Code (ANTHROPIC_BASE_URL=http://127.0.0.1:8799) or Codex (a custom model_provider with
-base_url http://127.0.0.1:8799/v1) at it. It answers Anthropic Messages (`/v1/messages`) and OpenAI
-Responses (`/v1/responses`) as a small agent would: the first turn asks for a file write (Claude Code's
-`Write` tool, Codex's freeform `apply_patch`), and once the tool result is in the history it finishes
-with text. Secrets (authorization, x-api-key) are never written to disk.
+then point Claude Code (ANTHROPIC_BASE_URL=http://127.0.0.1:8799), Codex (a custom model_provider with
+base_url http://127.0.0.1:8799/v1) or Gemini CLI (GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8799, with the
+settings of tests/clients/agents.py `run_gemini`) at it. It answers Anthropic Messages (`/v1/messages`),
+OpenAI Responses (`/v1/responses`) and the Gemini API (`:streamGenerateContent`) as a small agent would:
+the first turn asks for a file write (Claude Code's `Write` tool, Codex's freeform `apply_patch`, Gemini
+CLI's `write_file`), and once the tool result is in the history it finishes with text. Secrets
+(authorization, x-api-key, x-goog-api-key) are never written to disk. (The Gemini CLI turns in the corpus
+were recorded through tests/clients/tap.py in front of modelpool on a native route; the same bodies.)
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any
 
 from aiohttp import web
 
-SECRET_HEADERS = {"authorization", "x-api-key", "cookie"}
+SECRET_HEADERS = {"authorization", "x-api-key", "x-goog-api-key", "cookie"}
 FILE_NAME = "hello.txt"
 FILE_TEXT = "hello from modelpool"
 _seq = itertools.count(1)
@@ -241,6 +244,30 @@ def _responses_events(body: dict[str, Any]) -> list[bytes]:
     return out
 
 
+def _gemini_events(body: dict[str, Any]) -> list[bytes]:
+    """Gemini CLI's turn: a `write_file` call (with an id and a signature, as Gemini sends them) until the
+    result is in the history, then text; CRLF framing and no terminator, as Google streams."""
+    n = next(_seq)
+    declared = {d.get("name") for t in body.get("tools", []) for d in t.get("functionDeclarations", [])}
+    answered = any("functionResponse" in p for c in body.get("contents", []) for p in c.get("parts", []))
+    if "write_file" in declared and not answered:
+        args = {"file_path": FILE_NAME, "content": FILE_TEXT + "\n"}
+        parts: list[dict[str, Any]] = [
+            {"text": "I will write the file.", "thought": True},
+            {
+                "functionCall": {"id": f"call_rec{n}", "name": "write_file", "args": args},
+                "thoughtSignature": SIG,
+            },
+        ]
+    else:
+        parts = [{"text": "Done."}]
+    usage = {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}
+    events = [{"candidates": [{"content": {"role": "model", "parts": parts}, "index": 0}]}]
+    final = {"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": "STOP", "index": 0}
+    events.append({"candidates": [final], "usageMetadata": usage})
+    return [b"data: " + json.dumps({**e, "responseId": f"rec{n}"}).encode() + b"\r\n\r\n" for e in events]
+
+
 def make_app(out_dir: pathlib.Path) -> web.Application:
     out_dir.mkdir(parents=True, exist_ok=True)
     counter = itertools.count(1)
@@ -261,6 +288,8 @@ def make_app(out_dir: pathlib.Path) -> web.Application:
             events = _anthropic_events(body)
         elif request.path.endswith("/responses") and isinstance(body, dict):
             events = _responses_events(body)
+        elif ":streamGenerateContent" in request.path and isinstance(body, dict):
+            events = _gemini_events(body)
         else:
             return web.json_response({"object": "list", "data": []})
         resp = web.StreamResponse(headers={"content-type": "text/event-stream"})

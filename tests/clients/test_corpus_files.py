@@ -30,7 +30,10 @@ def test_recorded_request_is_complete_and_has_no_secret(name: str) -> None:
     data = load(name)
     assert {"client", "dialect", "method", "path", "headers", "body", "added_by_hand", "notes"} <= set(data)
     assert not SECRETS & {k.lower() for k in data["headers"]}
-    assert data["body"]["stream"] is True
+    if data["dialect"] == "gemini":  # the stream is asked for in the path
+        assert ":streamGenerateContent?alt=sse" in data["path"] and "x-goog-api-key" not in data["headers"]
+    else:
+        assert data["body"]["stream"] is True
     assert ("augmented" in name) == bool(data["added_by_hand"])
 
 
@@ -120,3 +123,23 @@ def test_reply_fixture_parses_with_the_sdk(name: str, model: Any) -> None:
         "responses_reply_codex_apply_patch.sse": {"response.custom_tool_call_input.delta"},
     }[name]
     assert wanted <= seen
+
+
+def test_gemini_cli_request_fields() -> None:
+    """What Gemini CLI 0.61.0 sends (shared/reference/gemini.md): function declarations with
+    `parametersJsonSchema`, `thinkingConfig.includeThoughts`, its own `x-goog-api-client`; the second turn
+    echoes the call's id on its response and adds the placeholder signature to the call."""
+    first, second = load("gemini_cli_turn1.json"), load("gemini_cli_turn2.json")
+    for data in (first, second):
+        body = data["body"]
+        assert set(body) == {"contents", "systemInstruction", "tools", "generationConfig"}
+        decls = {d["name"]: d for t in body["tools"] for d in t.get("functionDeclarations", [])}
+        assert {"write_file", "replace", "run_shell_command"} <= set(decls)
+        assert all("parametersJsonSchema" in d for d in decls.values())
+        assert body["generationConfig"]["thinkingConfig"]["includeThoughts"] is True
+        assert data["headers"]["x-goog-api-client"].startswith("google-genai-sdk/")
+        assert data["headers"]["user-agent"].startswith("GeminiCLI")
+    model_turn, answer = second["body"]["contents"][-2:]
+    call = model_turn["parts"][0]
+    assert call["thoughtSignature"] == "skip_thought_signature_validator"
+    assert answer["parts"][0]["functionResponse"]["id"] == call["functionCall"]["id"]

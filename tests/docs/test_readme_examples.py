@@ -54,6 +54,7 @@ def test_every_guide_is_marked() -> None:
     assert set(examples()) >= {
         "openai-sdk",
         "anthropic-sdk",
+        "google-genai",
         "claude-code",
         "deepseek-harness",
         "curl-chat",
@@ -116,6 +117,13 @@ def test_openai_sdk(gateway: GatewayServer) -> None:
 def test_anthropic_sdk(gateway: GatewayServer) -> None:
     out = run_python(example("anthropic-sdk", gateway.url))
     assert out.strip() in POOL_ROUTES.values()
+
+
+def test_google_genai(gateway: GatewayServer) -> None:
+    route, answer, streamed, models = run_python(example("google-genai", gateway.url)).splitlines()
+    assert answer == POOL_ROUTES[route]  # the answer of the route the header named
+    assert streamed in POOL_ROUTES.values()
+    assert f"'models/{POOL}'" in models
 
 
 CLAUDE_CODE_PROBE = """

@@ -34,6 +34,8 @@ CORPUS = Path(__file__).parent.parent / "protocols" / "corpus" / "clients"
 REPLIES = {
     "anthropic": ["anthropic_reply_web_search_citations.sse", "anthropic_reply_claude_code_write.sse"],
     "responses": ["responses_reply_codex_apply_patch.sse"],
+    # Written in Gemini's own framing (CRLF, a whole GenerateContentResponse per event, no terminator).
+    "gemini": ["gemini_reply_gemini_cli_write.sse"],
 }
 REQUESTS = sorted(p.name for p in CORPUS.glob("*.json"))
 ROUTE_MODEL = "upstream-model-7"
@@ -45,6 +47,7 @@ class ReplayUpstream:
     def __init__(self, reply: bytes) -> None:
         self.reply = reply
         self.requests: list[tuple[str, dict[str, str], dict[str, Any]]] = []
+        self.raw: list[bytes] = []  # the bodies' bytes as they arrived
         self.port = free_port()
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
@@ -61,9 +64,10 @@ class ReplayUpstream:
         self._loop.run_forever()
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        self.raw.append(await request.read())
         body = await request.json()
         self.requests.append((request.path, {k.lower(): v for k, v in request.headers.items()}, body))
-        if not body.get("stream"):
+        if not body.get("stream") and ":streamGenerateContent" not in request.path:
             return web.json_response({"error": {"message": "replay upstream: streams only"}}, status=400)
         resp = web.StreamResponse(headers={"content-type": "text/event-stream"})
         await resp.prepare(request)
@@ -114,6 +118,13 @@ def client_headers(record: dict[str, Any]) -> dict[str, str]:
     }
 
 
+def client_path(record: dict[str, Any]) -> str:
+    dialect = record["dialect"]
+    if dialect == "gemini":
+        return str(record["path"])  # the model and the method are in it
+    return "/v1/messages" if dialect == "anthropic" else "/v1/responses"
+
+
 def native_cases() -> Iterator[Any]:
     for name in REQUESTS:
         dialect = load(name)["dialect"]
@@ -126,20 +137,28 @@ def test_native_pairing_is_byte_faithful_both_ways(request_file: str, reply_file
     record = load(request_file)
     dialect = record["dialect"]
     reply = (CORPUS / reply_file).read_bytes()
-    kind = "anthropic" if dialect == "anthropic" else "openai"
+    kind = {"anthropic": "anthropic", "gemini": "gemini"}.get(dialect, "openai")
     with ReplayUpstream(reply) as up, GatewayServer(config(up.port, kind, [dialect])) as gw:
-        path = "/v1/messages" if dialect == "anthropic" else "/v1/responses"
+        path = client_path(record)
         headers = {
             **client_headers(record),
             "authorization": "Bearer client-secret",
             "x-api-key": "client-secret",
         }
-        resp = httpx.post(gw.url + path, content=orjson.dumps(record["body"]), headers=headers, timeout=30)
+        if dialect == "gemini":
+            headers["x-goog-api-key"] = "client-secret"
+        sent_bytes = orjson.dumps(record["body"])
+        resp = httpx.post(gw.url + path, content=sent_bytes, headers=headers, timeout=30)
         assert resp.status_code == 200, resp.text[:500]
         (got_path, got_headers, got_body) = up.requests[-1]
     # upstream: the client's body with the route's model id, and the client's dialect headers
-    assert got_path.endswith(path.removeprefix("/v1"))
-    assert got_body == {**record["body"], "model": ROUTE_MODEL}
+    if dialect == "gemini":  # the model is in the path: the body's bytes are the client's, unchanged
+        assert got_path == f"/v1beta/models/{ROUTE_MODEL}:streamGenerateContent"
+        assert up.raw[-1] == sent_bytes
+        assert got_headers["x-goog-api-key"] == "provider-secret-key"
+    else:
+        assert got_path.endswith(path.removeprefix("/v1"))
+        assert got_body == {**record["body"], "model": ROUTE_MODEL}
     patterns = ServerConfig().forward_headers[dialect]  # the documented default rule
     sent = dict(forwarded_headers(record["headers"], patterns))
     assert sent and {k: got_headers.get(k) for k in sent} == sent
@@ -147,11 +166,11 @@ def test_native_pairing_is_byte_faithful_both_ways(request_file: str, reply_file
     # client: the recorded events unchanged but for the modelpool metadata on the final event
     mine, theirs = events(resp.content), events(reply)
     assert [e for e, _ in mine] == [e for e, _ in theirs]
-    final = "message_delta" if dialect == "anthropic" else "response.completed"
-    for (event, got), (_, want) in zip(mine, theirs, strict=True):
-        if event == final:
+    final = {"anthropic": "message_delta", "gemini": None}.get(dialect, "response.completed")
+    for i, ((event, got), (_, want)) in enumerate(zip(mine, theirs, strict=True)):
+        if event == final and (dialect != "gemini" or i == len(theirs) - 1):
             obj = orjson.loads(got)
-            meta = (obj if dialect == "anthropic" else obj["response"]).pop("modelpool")
+            meta = (obj if dialect in ("anthropic", "gemini") else obj["response"]).pop("modelpool")
             assert meta["route"] == f"up/{ROUTE_MODEL}"
             assert obj == orjson.loads(want)
         else:
@@ -166,7 +185,7 @@ def test_translating_pairing_carries_or_reports(request_file: str) -> None:
 
     record = load(request_file)
     dialect = record["dialect"]
-    path = "/v1/messages" if dialect == "anthropic" else "/v1/responses"
+    path = client_path(record)
     spec = FleetSpec([SimProvider("chat", models=[SimModel(ROUTE_MODEL, output_tokens=3)], ttft=0.001)])
     with FleetThread(spec) as ft:
         cfg = ft.to_config(state={"backend": "memory"}, server={"admin_token": ADMIN_TOKEN})
@@ -181,8 +200,11 @@ def test_translating_pairing_carries_or_reports(request_file: str) -> None:
                 assert ft.calls("chat")[-1].path.endswith("/chat/completions")
                 if mode == "refuse":
                     continue  # nothing that changes the answer was lost; harmless drops are still named
-                assert dropped, "a Claude Code / Codex request always carries something chat cannot take"
-                named = set(dropped_names(translation_losses(dialect, record["body"], "openai")))
+                assert dropped, "an agent CLI's request always carries something chat cannot take"
+                parsed = (
+                    {**record["body"], "model": ROUTE_MODEL, "stream": True} if dialect == "gemini" else None
+                )
+                named = set(dropped_names(translation_losses(dialect, parsed or record["body"], "openai")))
                 assert named <= set(dropped.split(", ")), (named, dropped)
             else:
                 assert mode == "refuse" and resp.status_code == 400, resp.text[:300]

@@ -477,4 +477,107 @@ def responses_item(draw: st.DrawFn) -> dict[str, Any]:
     return draw(extra(item))
 
 
-BODIES = {"responses": responses_body(), "anthropic": anthropic_body(), "openai": chat_body()}
+@st.composite
+def gemini_part(draw: st.DrawFn, model: bool) -> dict[str, Any]:
+    kinds = ["text", "thought", "call", "fdata"] if model else ["text", "response", "image", "pdf", "code"]
+    kind = draw(st.sampled_from(kinds))
+    if kind == "text":
+        part: dict[str, Any] = {"text": draw(token)}
+    elif kind == "thought":
+        part = {"text": draw(token), "thought": True}
+    elif kind == "call":
+        call = {"name": draw(token), "args": {"a": draw(token)}}
+        maybe(draw, call, "id", token)
+        part = {"functionCall": draw(extra(call))}
+    elif kind == "response":
+        resp = {"name": draw(token), "response": {"output": draw(token)}}
+        maybe(draw, resp, "id", token)
+        part = {"functionResponse": draw(extra(resp))}
+    elif kind == "image":
+        part = {"inlineData": draw(extra({"mimeType": "image/png", "data": draw(token)}))}
+    elif kind == "pdf":
+        part = {"inlineData": {"mimeType": "application/pdf", "data": draw(token)}}
+    elif kind == "fdata":
+        part = {"fileData": {"mimeType": "text/plain", "fileUri": draw(token)}}
+    else:
+        part = {"executableCode": {"language": "PYTHON", "code": draw(token)}}
+    maybe(draw, part, "thoughtSignature", st.one_of(token, st.just("skip_thought_signature_validator")))
+    return draw(extra(part))
+
+
+@st.composite
+def gemini_body(draw: st.DrawFn) -> dict[str, Any]:
+    """What Gemini CLI and the google-genai SDKs send, as the ingress parses it (model, stream: the URL)."""
+    contents = [
+        draw(
+            extra(
+                {
+                    "role": "model" if turn % 2 else "user",
+                    "parts": draw(st.lists(gemini_part(bool(turn % 2)), min_size=1, max_size=3)),
+                }
+            )
+        )
+        for turn in range(draw(st.integers(1, 4)))
+    ]
+    body: dict[str, Any] = {"model": "m", "stream": draw(st.booleans()), "contents": contents}
+    maybe(draw, body, "systemInstruction", st.builds(lambda t: {"parts": [{"text": t}]}, token))
+    config: dict[str, Any] = {}
+    maybe(draw, config, "temperature", st.floats(0, 2))
+    maybe(draw, config, "topP", st.floats(0.1, 1))
+    maybe(draw, config, "topK", st.integers(1, 64))
+    maybe(draw, config, "maxOutputTokens", st.integers(16, 9000))
+    maybe(draw, config, "stopSequences", st.lists(token, min_size=1, max_size=2))
+    maybe(draw, config, "seed", st.integers(0, 9))
+    maybe(draw, config, "candidateCount", st.sampled_from([1, 2]))
+    maybe(draw, config, "responseJsonSchema", st.just({"type": "object"}))
+    maybe(
+        draw,
+        config,
+        "thinkingConfig",
+        st.sampled_from(
+            [
+                {"includeThoughts": True, "thinkingBudget": 8192},
+                {"thinkingLevel": "HIGH"},
+                {"thinkingBudget": 0},
+            ]
+        ),
+    )
+    if config:
+        body["generationConfig"] = draw(extra(config))
+    if draw(st.booleans()):
+        decl = st.builds(
+            lambda n, d, schema: {"name": n, "description": d, **schema},
+            token,
+            token,
+            st.sampled_from(
+                [
+                    {"parametersJsonSchema": {"type": "object"}},
+                    {"parameters": {"type": "OBJECT", "properties": {"q": {"type": "STRING"}}}},
+                ]
+            ),
+        )
+        tools: list[dict[str, Any]] = [
+            {"functionDeclarations": draw(st.lists(decl.flatmap(lambda t: extra(t)), min_size=1, max_size=2))}
+        ]
+        if draw(st.booleans()):
+            tools.append(draw(st.sampled_from([{"googleSearch": {}}, {"codeExecution": {}}])))
+        body["tools"] = tools
+        maybe(
+            draw,
+            body,
+            "toolConfig",
+            st.sampled_from([{"functionCallingConfig": {"mode": m}} for m in ("AUTO", "ANY", "NONE")]),
+        )
+    maybe(
+        draw, body, "safetySettings", st.just([{"category": "HARM_CATEGORY_HARASSMENT", "threshold": "OFF"}])
+    )
+    maybe(draw, body, "cachedContent", st.just("cachedContents/abc"))
+    return draw(extra(body))
+
+
+BODIES = {
+    "responses": responses_body(),
+    "anthropic": anthropic_body(),
+    "openai": chat_body(),
+    "gemini": gemini_body(),
+}

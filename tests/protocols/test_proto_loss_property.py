@@ -1,8 +1,9 @@
 """Translation never loses silently (SPEC §1.6): a property test over generated and recorded request bodies.
 
 For every client body and every translation a relay performs (responses→chat, responses→Anthropic,
-Anthropic→chat, chat→Anthropic), everything in the body is either carried into the translated body or
-named by `loss.translation_losses`:
+Anthropic→chat, chat→Anthropic, Gemini→chat, Gemini→Anthropic, and chat, Anthropic and Responses → Gemini
+(those two through the chat body)),
+everything in the body is either carried into the translated body or named by `loss.translation_losses`:
 
 - every free-text value is a unique sentinel token; each must appear in the translated body or sit under
   a path a loss names;
@@ -39,6 +40,11 @@ PAIRS = [
     ("responses", "anthropic"),
     ("anthropic", "openai"),
     ("openai", "anthropic"),
+    ("gemini", "openai"),
+    ("gemini", "anthropic"),
+    ("openai", "gemini"),
+    ("anthropic", "gemini"),
+    ("responses", "gemini"),
 ]
 
 # Keys a translation carries under another name (or folds into a structure), by pair. Keys that only shape
@@ -106,6 +112,74 @@ RENAMED: dict[tuple[str, str], set[str]] = {
         "url",
     },
 }
+# Gemini goes through the chat body (protocols/gemini/to_chat.py); the URL's model and stream are structural.
+RENAMED[("gemini", "openai")] = {
+    "contents",  # messages
+    "parts",
+    "systemInstruction",  # a system message
+    "generationConfig",
+    "topP",  # top_p
+    "maxOutputTokens",  # max_tokens
+    "stopSequences",  # stop
+    "presencePenalty",
+    "frequencyPenalty",
+    "candidateCount",  # n
+    "responseJsonSchema",  # response_format
+    "responseSchema",
+    "responseMimeType",
+    "thinkingConfig",  # reasoning_effort
+    "thinkingBudget",
+    "thinkingLevel",
+    "includeThoughts",
+    "thought",  # reasoning_content
+    "functionDeclarations",  # tools
+    "parametersJsonSchema",  # parameters
+    "functionCall",  # tool_calls
+    "args",  # arguments
+    "functionResponse",  # a tool message
+    "response",
+    "inlineData",  # image_url
+    "mimeType",
+    "toolConfig",  # tool_choice
+    "functionCallingConfig",
+    "mode",
+    "allowedFunctionNames",
+}
+RENAMED[("openai", "gemini")] = {
+    "messages",  # contents, systemInstruction
+    "max_tokens",  # maxOutputTokens
+    "max_completion_tokens",
+    "top_p",  # topP
+    "stop",  # stopSequences
+    "seed",
+    "presence_penalty",
+    "frequency_penalty",
+    "n",  # candidateCount
+    "response_format",  # responseMimeType / responseJsonSchema
+    "json_schema",
+    "schema",
+    "reasoning_effort",  # thinkingConfig
+    "reasoning",
+    "effort",
+    "thinking",
+    "stream_options",  # a Gemini stream always carries usageMetadata
+    "include_usage",
+    "tool_calls",  # functionCall parts
+    "function",
+    "parameters",  # parametersJsonSchema
+    "arguments",  # args
+    "tool_call_id",  # functionResponse.id
+    "tool_choice",  # toolConfig
+    "reasoning_content",  # thought parts
+    "image_url",  # inlineData / fileData
+    "url",
+    "file",
+    "file_data",
+}
+# Through the chat body: what reaching chat renames, then what chat→Gemini renames.
+RENAMED[("anthropic", "gemini")] = RENAMED[("anthropic", "openai")] | RENAMED[("openai", "gemini")]
+RENAMED[("gemini", "anthropic")] = RENAMED[("gemini", "openai")] | {"temperature", "topP", "parameters"}
+RENAMED[("responses", "gemini")] = RENAMED[("responses", "openai")] | RENAMED[("openai", "gemini")]
 RENAMED[("responses", "anthropic")] = (
     RENAMED[("responses", "openai")]
     | RENAMED[("openai", "anthropic")]

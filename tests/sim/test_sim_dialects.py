@@ -53,8 +53,9 @@ def test_kind_defaults_and_declared_dialects() -> None:
     assert SimProvider("b", kind="anthropic").speaks == ("anthropic",)
     assert SimProvider("c", kind="vercel").speaks == ("openai", "anthropic", "responses")
     assert SimProvider("d", dialects=("openai", "responses")).speaks == ("openai", "responses")
+    assert SimProvider("g", kind="gemini").speaks == ("gemini", "openai")
     with pytest.raises(ValueError, match="dialects"):
-        SimProvider("e", dialects=("openai", "gemini"))  # type: ignore[arg-type]
+        SimProvider("e", dialects=("openai", "cohere"))  # type: ignore[arg-type]
 
 
 def test_demo_fleet_dialects_reach_the_config(tmp_path: Path) -> None:

@@ -89,6 +89,13 @@ KNOWN_PROVIDERS: tuple[KnownProvider, ...] = (
     ),
     KnownProvider("anthropic", "Anthropic", "https://api.anthropic.com", ("ANTHROPIC_API_KEY",), "anthropic"),
     KnownProvider(
+        "gemini",
+        "Google AI Studio",
+        "https://generativelanguage.googleapis.com",
+        ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        "gemini",
+    ),
+    KnownProvider(
         "vercel",
         "Vercel AI Gateway",
         "https://ai-gateway.vercel.sh",

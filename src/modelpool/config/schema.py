@@ -21,9 +21,10 @@ Size = Annotated[int, BeforeValidator(parse_size)]
 
 EFFORT_TIERS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 Effort = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
-ProviderKind = Literal["openai", "anthropic", "vercel", "openrouter", "llamacpp"]
-Dialect = Literal["openai", "anthropic", "responses"]  # SPEC §1.6: Chat Completions, Messages, Responses
-DIALECTS: tuple[Dialect, ...] = ("openai", "anthropic", "responses")
+ProviderKind = Literal["openai", "anthropic", "vercel", "openrouter", "gemini", "llamacpp"]
+# SPEC §1.6: Chat Completions, Messages, Responses, the Gemini API
+Dialect = Literal["openai", "anthropic", "responses", "gemini"]
+DIALECTS: tuple[Dialect, ...] = ("openai", "anthropic", "responses")  # what aggregators speak
 # What each kind speaks unless `providers[].dialects` says otherwise (SPEC §1.6).
 KIND_DIALECTS: dict[str, tuple[Dialect, ...]] = {
     "openai": ("openai",),
@@ -32,6 +33,7 @@ KIND_DIALECTS: dict[str, tuple[Dialect, ...]] = {
     "openrouter": DIALECTS,
     # llama.cpp's llama-server (and local servers of the same shape) answers all three on one root.
     "llamacpp": DIALECTS,
+    "gemini": ("gemini", "openai"),  # the OpenAI dialect at …/v1beta/openai
 }
 # Kinds that serve a model on the operator's own machine: no price library lookup (SPEC §14).
 LOCAL_KINDS: frozenset[str] = frozenset({"llamacpp"})
@@ -48,7 +50,12 @@ def _default_forward_headers() -> dict[Dialect, list[str]]:
     # Codex's own headers ride along on the OpenAI dialects: OpenAI routes prompt caching by `session_id`
     # and reads `originator`; unknown headers are ignored by other providers.
     codex = ["originator", "session_id", "session-id", "x-codex-*"]
-    return {"openai": ["openai-*", *codex], "anthropic": ["anthropic-*"], "responses": ["openai-*", *codex]}
+    return {
+        "openai": ["openai-*", *codex],
+        "anthropic": ["anthropic-*"],
+        "responses": ["openai-*", *codex],
+        "gemini": ["x-goog-*"],  # never x-goog-api-key (request._NEVER)
+    }
 
 
 class ServerConfig(_Model):

@@ -42,6 +42,10 @@ class Refused(ClientError):
             return orjson.dumps(
                 {"type": "error", "error": {"type": self.type, "message": self.message, **extra}}
             )
+        if ingress == "gemini":  # Gemini's shape: code, message, status (429 RESOURCE_EXHAUSTED)
+            status = "RESOURCE_EXHAUSTED" if self.status == 429 else "PERMISSION_DENIED"
+            gemini = {"code": self.status, "message": self.message, "status": status, **extra}
+            return orjson.dumps({"error": gemini})
         error = {"message": self.message, "type": self.type, "param": None, "code": self.type, **extra}
         return orjson.dumps({"error": error})
 

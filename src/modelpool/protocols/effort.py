@@ -108,7 +108,32 @@ def read_effort(dialect: str, body: dict[str, Any]) -> str | None:
     elif dialect == "responses":
         reasoning = body.get("reasoning")
         explicit = reasoning.get("effort") if isinstance(reasoning, dict) else None
+    elif dialect == "gemini":
+        return gemini_tier(body)
     return normalize(explicit) or thinking
+
+
+def _gemini_thinking(body: dict[str, Any]) -> dict[str, Any] | None:
+    config = body.get("generationConfig", body.get("generation_config"))
+    if not isinstance(config, dict):
+        return None
+    thinking = config.get("thinkingConfig", config.get("thinking_config"))
+    return thinking if isinstance(thinking, dict) else None
+
+
+def gemini_tier(body: dict[str, Any]) -> str | None:
+    """Gemini `thinkingConfig`: `thinkingLevel` (MINIMAL…HIGH) names a tier; `thinkingBudget` reads by
+    the budget bands (0 = off; -1, dynamic, says no tier)."""
+    thinking = _gemini_thinking(body)
+    if thinking is None:
+        return None
+    level = thinking.get("thinkingLevel", thinking.get("thinking_level"))
+    if isinstance(level, str) and normalize(level) is not None:
+        return normalize(level)
+    budget = thinking.get("thinkingBudget", thinking.get("thinking_budget"))
+    if budget == -1:
+        return None
+    return budget_tier(budget)
 
 
 def write_effort(
@@ -121,6 +146,8 @@ def write_effort(
     out = dict(body)
     if dialect == "anthropic":
         _write_anthropic(out, effort, route_efforts)
+    elif dialect == "gemini":
+        _write_gemini(out, effort)
     elif dialect == "responses":
         out.pop("reasoning", None)
         if effort is not None:
@@ -171,6 +198,28 @@ def _write_anthropic(out: dict[str, Any], effort: str | None, route_efforts: Seq
             cfg["effort"] = effort if effort in _ANTHROPIC_EFFORTS else "low"
     if cfg:
         out["output_config"] = cfg
+
+
+_GEMINI_LEVELS = {"minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM"}
+
+
+def _write_gemini(out: dict[str, Any], effort: str | None) -> None:
+    """The tier as the client said it: a level when it sent a level, else a budget (0 = off)."""
+    key = "generation_config" if "generation_config" in out else "generationConfig"
+    config = dict(out.get(key) or {})
+    thinking = dict(_gemini_thinking(out) or {})
+    level = "thinkingLevel" in thinking or "thinking_level" in thinking
+    for name in ("thinkingLevel", "thinking_level", "thinkingBudget", "thinking_budget"):
+        thinking.pop(name, None)
+    if effort is not None and level and effort != "off":
+        thinking["thinkingLevel"] = _GEMINI_LEVELS.get(effort, "HIGH")
+    elif effort is not None:
+        thinking["thinkingBudget"] = 0 if effort == "off" else TIER_BUDGET.get(effort, TIER_BUDGET["high"])
+    config.pop("thinking_config", None)
+    config.pop("thinkingConfig", None)
+    if thinking:
+        config["thinkingConfig"] = thinking
+    out[key] = config
 
 
 def _unsigned_tool_turn(messages: Any) -> bool:

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from modelpool.protocols.effort import read_effort
+from modelpool.protocols.gemini.losses import chat_to_gemini_losses, gemini_losses, through_chat_losses
 from modelpool.protocols.loss_messages import anthropic_losses, chat_losses
 from modelpool.protocols.loss_responses import responses_losses
 from modelpool.protocols.loss_walk import Loss, Walk
@@ -46,8 +47,13 @@ class _Speaks(Protocol):
 
 
 # Which dialect a translating route is spoken to, by client dialect, in order of preference.
-_TARGETS = {"responses": ("openai", "anthropic"), "anthropic": ("openai",), "openai": ("anthropic",)}
-_TARGET_NAME = {"openai": "chat", "anthropic": "anthropic", "responses": "responses"}
+_TARGETS = {
+    "responses": ("openai", "anthropic", "gemini"),
+    "anthropic": ("openai", "gemini"),
+    "openai": ("anthropic", "gemini"),
+    "gemini": ("openai", "anthropic"),
+}
+_TARGET_NAME = {"openai": "chat", "anthropic": "anthropic", "responses": "responses", "gemini": "gemini"}
 
 
 def translation_target(ingress: str, endpoint: _Speaks) -> str | None:
@@ -73,6 +79,10 @@ def translation_losses(ingress: str, body: dict[str, Any], target: str) -> list[
             anthropic_losses(w, body)
         elif ingress == "openai" and target == "anthropic":
             chat_losses(w, body)
+        elif ingress == "gemini" and target in ("openai", "anthropic"):
+            gemini_losses(w, body, target)  # through the chat body (to_chat.py)
+        elif target == "gemini" and ingress in ("openai", "anthropic", "responses"):
+            _to_gemini_losses(w, ingress, body)
         else:
             raise ValueError(f"no translation from {ingress} to {target}")
         if target == "anthropic":
@@ -83,12 +93,32 @@ def translation_losses(ingress: str, body: dict[str, Any], target: str) -> list[
     return w.losses
 
 
+def _to_gemini_losses(w: Walk, ingress: str, body: dict[str, Any]) -> None:
+    """Through the chat body (`gemini/from_chat.py`): a chat client's losses walked on its body; for a
+    Messages or Responses client, what reaching chat loses, then the fields of its own body that reach the
+    chat body but not a Gemini request (`through_chat_losses`)."""
+    if ingress == "openai":
+        chat_to_gemini_losses(w, body)
+        return
+    w.losses.extend(translation_losses(ingress, body, "openai"))
+    through_chat_losses(w, ingress, body)
+
+
 def _thinking_knobs(w: Walk, ingress: str, body: dict[str, Any]) -> None:
     """Anthropic's extended thinking rejects a modified temperature and a top_p below 0.95: when the call
     asks for reasoning, `effort.write_effort` leaves them out (reported even where the route's nearest
     effort turns thinking off: harmless either way)."""
     effort = read_effort(ingress, body)
     if effort is None or effort == "off":
+        return
+    if ingress == "gemini":
+        config = body.get("generationConfig") or body.get("generation_config") or {}
+        if isinstance(config, dict):
+            if isinstance(config.get("temperature"), int | float):
+                w.lose("generationConfig.temperature", False, "temperature", why="extended thinking")
+            top_p = config.get("topP", config.get("top_p"))
+            if isinstance(top_p, int | float) and top_p < 0.95:
+                w.lose("generationConfig.topP", False, "topP", why="extended thinking")
         return
     if isinstance(body.get("temperature"), int | float):
         w.lose("temperature", False, why="extended thinking")

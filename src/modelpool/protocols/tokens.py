@@ -33,6 +33,8 @@ def estimate_tokens(body: dict[str, Any], dialect: str = "openai") -> int:
     if dialect == "anthropic":
         chars += _chars(body.get("system"))
         messages = body.get("messages")
+    elif dialect == "gemini":
+        return _gemini_tokens(body)
     elif dialect == "responses":
         chars += _chars(body.get("instructions"))
         messages = body.get("input")
@@ -106,3 +108,32 @@ def _payload_len(part: dict[str, Any]) -> int:
                 if isinstance(holder.get(key), str):
                     return len(holder[key])
     return 0
+
+
+_GEMINI_SKIP = frozenset({"thoughtSignature", "thought_signature", "data", "id", "role", "mimeType"})
+
+
+def _gemini_tokens(body: dict[str, Any]) -> int:
+    """Gemini `contents`/`parts`: text, function calls/responses as JSON, inline images at the fixed cost."""
+    chars = images = overhead = 0
+    system = body.get("systemInstruction", body.get("system_instruction"))
+    contents = body.get("contents")
+    for content in [system, *(contents if isinstance(contents, list) else [])]:
+        if isinstance(content, str):
+            chars += len(content)
+            continue
+        parts = content.get("parts") if isinstance(content, dict) else None
+        overhead += MESSAGE_OVERHEAD
+        for part in parts if isinstance(parts, list) else []:
+            if not isinstance(part, dict):
+                continue
+            if isinstance(part.get("text"), str):
+                chars += len(part["text"])
+            elif part.get("inlineData") or part.get("inline_data") or part.get("fileData"):
+                images += IMAGE_TOKENS
+            else:
+                chars += len(orjson.dumps({k: v for k, v in part.items() if k not in _GEMINI_SKIP}))
+    tools = body.get("tools")
+    if isinstance(tools, list) and tools:
+        chars += len(orjson.dumps(tools))
+    return chars // 4 + overhead + images

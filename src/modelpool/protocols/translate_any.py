@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from modelpool.protocols.gemini.from_chat import openai_to_gemini
+from modelpool.protocols.gemini.to_chat import gemini_to_openai
 from modelpool.protocols.translate_request import (
     anthropic_to_openai,
     drop_unsigned_thinking,
@@ -23,6 +25,13 @@ TRANSLATE: dict[tuple[str, str], Callable[[dict[str, Any]], dict[str, Any]]] = {
     ("anthropic", "openai"): lambda body: anthropic_to_openai(body, keep_signatures=False),
     ("responses", "openai"): responses_to_openai,
     ("responses", "anthropic"): responses_to_anthropic,
+    ("gemini", "openai"): gemini_to_openai,
+    # Gemini on a Messages route: through the chat body (one walk of the Gemini body for both).
+    ("gemini", "anthropic"): lambda body: openai_to_anthropic(gemini_to_openai(body)),
+    # A route that speaks only the Gemini API: through the chat body too.
+    ("openai", "gemini"): openai_to_gemini,
+    ("anthropic", "gemini"): lambda body: openai_to_gemini(anthropic_to_openai(body, keep_signatures=False)),
+    ("responses", "gemini"): lambda body: openai_to_gemini(responses_to_openai(body)),
 }
 
 

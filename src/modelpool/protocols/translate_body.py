@@ -13,6 +13,8 @@ import orjson
 
 from modelpool.protocols import anthropic as an
 from modelpool.protocols import openai_chat
+from modelpool.protocols.gemini import wire as gemini_wire
+from modelpool.protocols.gemini.reply import reply_from_gemini, to_gemini
 from modelpool.protocols.mapping import (
     SIDE_FIELD,
     anthropic_stop,
@@ -267,17 +269,24 @@ def translate_body(
     200 with an error or garbage): the walk treats it as the route's failure."""
     if upstream == "anthropic":
         shaped = isinstance(obj, dict) and isinstance(obj.get("content"), list)
+    elif upstream == "gemini":
+        shaped = isinstance(obj, dict) and isinstance(obj.get("candidates"), list)
     else:
         choices = obj.get("choices") if isinstance(obj, dict) else None
         shaped = isinstance(choices, list) and bool(choices) and isinstance(choices[0], dict)
     if not shaped or obj.get("error"):
         raise MalformedUpstreamBody(f"upstream body is not an {upstream} reply")
     try:
-        reply = reply_from_anthropic(obj) if upstream == "anthropic" else reply_from_openai(obj)
+        if upstream == "gemini":
+            reply = reply_from_gemini(obj, Reply())
+        else:
+            reply = reply_from_anthropic(obj) if upstream == "anthropic" else reply_from_openai(obj)
         if client == "anthropic":
             return to_anthropic(reply, model, meta)
         if client == "responses":
             return to_responses(reply, request, model, meta)
+        if client == "gemini":
+            return to_gemini(reply, model, meta)
         return to_openai(reply, model, meta)
     except (AttributeError, TypeError, KeyError, ValueError, IndexError) as exc:
         raise MalformedUpstreamBody(
@@ -308,6 +317,8 @@ def translate_error(body: bytes | dict[str, Any] | None, status: int, client: st
     message, kind = error_parts(body)
     if client == "anthropic":
         return an.error_body(message, an.error_type_for(kind, status))
+    if client == "gemini":
+        return gemini_wire.error_body(status, message)
     if kind is None:
         kind = "invalid_request_error" if 400 <= status < 500 else "upstream_error"
     return openai_chat.error_body(message, kind)

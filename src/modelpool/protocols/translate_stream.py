@@ -38,6 +38,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from modelpool.protocols.anthropic import error_type_for
+from modelpool.protocols.gemini.decode import GeminiDecoder
+from modelpool.protocols.gemini.encode import GeminiEncoder
 from modelpool.protocols.sse import SSEEvent
 from modelpool.protocols.stream_decode import AnthropicDecoder, OpenAIDecoder, UpstreamStreamError
 from modelpool.protocols.stream_encode import AnthropicEncoder, Encoder, OpenAIEncoder, StreamEnd
@@ -45,8 +47,8 @@ from modelpool.protocols.stream_responses import ResponsesEncoder
 
 __all__ = ["CLIENT_DIALECTS", "UPSTREAM_DIALECTS", "StreamTranslator", "UpstreamStreamError"]
 
-CLIENT_DIALECTS = ("openai", "anthropic", "responses")
-UPSTREAM_DIALECTS = ("openai", "anthropic")
+CLIENT_DIALECTS = ("openai", "anthropic", "responses", "gemini")
+UPSTREAM_DIALECTS = ("openai", "anthropic", "gemini")
 
 
 class StreamTranslator:
@@ -73,6 +75,8 @@ class StreamTranslator:
             self.enc = AnthropicEncoder(model)
         elif client == "responses":
             self.enc = ResponsesEncoder(model, request)
+        elif client == "gemini":
+            self.enc = GeminiEncoder(model)
         else:
             self.enc = OpenAIEncoder(model, include_usage)
         self.enc.input_tokens = input_tokens
@@ -80,7 +84,9 @@ class StreamTranslator:
         self.dec = self._decoder(upstream)
         self.attempts = 1
 
-    def _decoder(self, upstream: str) -> OpenAIDecoder | AnthropicDecoder:
+    def _decoder(self, upstream: str) -> OpenAIDecoder | AnthropicDecoder | GeminiDecoder:
+        if upstream == "gemini":
+            return GeminiDecoder(self.enc, self.end)
         if upstream == "anthropic":
             return AnthropicDecoder(self.enc, self.end)
         if upstream == "openai":

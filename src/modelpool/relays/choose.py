@@ -21,6 +21,7 @@ from modelpool.protocols.loss import reply_drops
 from modelpool.protocols.tokens import text_tokens
 from modelpool.relays.anthropic import AnthropicStream
 from modelpool.relays.client_stream import ClientStream
+from modelpool.relays.gemini import GeminiStream
 from modelpool.relays.native import Emit, NativeStream, Start
 from modelpool.relays.once import NativeOnce, normalized_usage
 from modelpool.relays.openai_chat import OpenAIStreamRelay
@@ -36,6 +37,7 @@ NATIVE_STREAMS: dict[str, type[NativeStream]] = {
     "openai": OpenAIStreamRelay,
     "anthropic": AnthropicStream,
     "responses": ResponsesStream,
+    "gemini": GeminiStream,
 }
 
 

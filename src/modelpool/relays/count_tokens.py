@@ -1,4 +1,5 @@
-"""`POST /v1/messages/count_tokens` (SPEC §1.1, §1.6): the count of a route that speaks Messages, natively.
+"""`POST /v1/messages/count_tokens` and Gemini's `:countTokens` (SPEC §1.1, §1.6): the count of a route that
+speaks the client's dialect, natively.
 
 The routes of the call's pool that speak Anthropic are asked in plan order, with the body as the client
 sent it (the route's model id in place) and the client's dialect headers; the first answer reaches the
@@ -65,3 +66,45 @@ async def _ask(
     except orjson.JSONDecodeError:
         return None
     return raw if isinstance(obj, dict) and isinstance(obj.get("input_tokens"), int) else None
+
+
+async def count_gemini(
+    client: UpstreamClient,
+    candidates: Iterable[Candidate],
+    raw: bytes,
+    estimate: int,
+    client_headers: Mapping[str, str],
+    patterns: list[str],
+) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+    """Gemini's `:countTokens`: the first route that speaks the Gemini API counts the body as the client sent
+    it (`{contents}` or `{generateContentRequest}`; the model is in the URL); else `estimate`."""
+    forwarded = forwarded_headers(client_headers, patterns)
+    names = {n for n, _ in forwarded}
+    for cand in candidates:
+        if not cand.endpoint.speaks("gemini"):
+            continue
+        headers = (*(h for h in cand.endpoint.headers_for("gemini") if h[0].lower() not in names), *forwarded)
+        url = f"{cand.endpoint.root_for('gemini')}/models/{cand.route.model_id}:countTokens"
+        answer = await _post(client, url, headers, raw)
+        if answer is not None and isinstance(answer[1].get("totalTokens"), int):
+            return 200, answer[0], [(b"x-modelpool-route", cand.key.encode())]
+    return 200, orjson.dumps({"totalTokens": estimate}), [(b"x-modelpool-estimate", b"true")]
+
+
+async def _post(
+    client: UpstreamClient, url: str, headers: tuple[tuple[str, str], ...], payload: bytes
+) -> tuple[bytes, dict[str, Any]] | None:
+    try:
+        async with asyncio.timeout(COUNT_TIMEOUT):
+            resp = await client.post(url, headers, payload)
+            try:
+                raw = await resp.read()
+            finally:
+                resp.release()
+    except (AttemptFailure, TimeoutError, aiohttp.ClientError, ConnectionError):
+        return None
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return (raw, obj) if isinstance(obj, dict) else None

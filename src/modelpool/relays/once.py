@@ -12,6 +12,7 @@ import orjson
 
 from modelpool.aggregators import RoutingRecord, find_routing
 from modelpool.health.classify import FailureKind, classify
+from modelpool.protocols.gemini.wire import usage_from_gemini
 from modelpool.protocols.mapping import usage_from_anthropic, usage_from_openai
 from modelpool.relays.reads import read_body
 from modelpool.relays.request import Prepared
@@ -27,6 +28,8 @@ def is_reply(dialect: str, obj: Any) -> bool:
         return obj.get("type") == "message" and isinstance(obj.get("content"), list)
     if dialect == "responses":
         return obj.get("object") == "response" and obj.get("status") not in ("failed", "cancelled")
+    if dialect == "gemini":
+        return isinstance(obj.get("candidates"), list)
     return isinstance(obj.get("choices"), list)
 
 
@@ -49,6 +52,8 @@ def normalized_usage(dialect: str, usage: Any) -> dict[str, int] | None:
     """A reply body's usage in `protocols.mapping`'s flat shape, whatever its dialect."""
     if dialect == "anthropic":
         return usage_from_anthropic(usage)
+    if dialect == "gemini":
+        return usage_from_gemini(usage)
     if dialect == "responses":
         from modelpool.relays.responses import usage_from_responses
 
@@ -92,11 +97,15 @@ class NativeOnce:
         self.body, self.obj, self.dialect = body, obj, prep.dialect
         # Only aggregators write routing records: a direct provider's body is not searched for one.
         self.routing = find_routing(obj) if aggregator else None
+        if prep.dialect == "gemini":
+            return once_result(t0, usage_from_gemini(obj.get("usageMetadata")))
         return once_result(t0, obj.get("usage"))
 
     @property
     def usage(self) -> Any:
-        return self.obj.get("usage") if isinstance(self.obj, dict) else None
+        if not isinstance(self.obj, dict):
+            return None
+        return self.obj.get("usageMetadata" if self.dialect == "gemini" else "usage")
 
 
 def bad_body(obj: Any, body: bytes) -> AttemptFailure:

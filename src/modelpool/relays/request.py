@@ -20,6 +20,7 @@ from modelpool.aggregators import inject_order
 from modelpool.health.classify import FailureKind
 from modelpool.protocols.effort import nearest_effort, write_effort
 from modelpool.protocols.errors import ClientError
+from modelpool.protocols.gemini.wire import URL_KEYS
 from modelpool.protocols.loss import translation_target
 from modelpool.protocols.prompt_cache import place_breakpoints
 from modelpool.protocols.translate_any import translate_request_for
@@ -38,6 +39,7 @@ _NEVER = frozenset(
         "authorization",
         "x-api-key",
         "api-key",
+        "x-goog-api-key",
         "cookie",
         "host",
         "content-length",
@@ -183,7 +185,7 @@ class UpstreamRequest:
             return Prepared(
                 dialect=target,
                 native=True,
-                url=cand.endpoint.url_for(target),
+                url=cand.endpoint.url_for(target, cand.route.model_id, call.stream),
                 headers=self.headers(cand, target, True),
                 body=with_usage(call.raw) if add_usage else call.raw,
                 effort=effort,
@@ -197,14 +199,18 @@ class UpstreamRequest:
                 body["stream_options"] = {**(options if isinstance(options, dict) else {}), **_USAGE}
         else:
             body = dict(self._translated(target))
-        body["model"] = cand.route.model_id
+        if target == "gemini":  # the model and the method are in the URL
+            for key in URL_KEYS:
+                body.pop(key, None)
+        else:
+            body["model"] = cand.route.model_id
         if foreign:  # SPEC §3.10: another route's signed reasoning never goes here
             body, left_out = strip_foreign(target, body, foreign)
             dropped = [*dropped, *(n for n in left_out if n not in dropped)]
         if call.effort is not None and (effort != call.effort or not native):
             # Native: the client's own effort fields stay as sent unless the route needs another tier.
             body = write_effort(target, body, effort, cand.route.capabilities.efforts)
-        if not native:
+        if not native and target != "gemini":
             if target == "openai" and call.stream:
                 body["stream"] = True
                 body["stream_options"] = {"include_usage": True}  # usage even across translation
@@ -219,7 +225,7 @@ class UpstreamRequest:
         return Prepared(
             dialect=target,
             native=native,
-            url=cand.endpoint.url_for(target),
+            url=cand.endpoint.url_for(target, cand.route.model_id, call.stream),
             headers=self.headers(cand, target, native),
             body=encode_request(body),
             effort=effort,
@@ -232,8 +238,10 @@ class UpstreamRequest:
         the client named, no effort tier to rewrite, no inner order to inject, no sealed reasoning to drop.
         Then nothing is encoded again (an agent's conversation can be megabytes of JSON)."""
         call = self.call
-        if not call.raw or call.body.get("model") != cand.route.model_id:
+        if not call.raw:
             return False
+        if call.body.get("model") != cand.route.model_id and call.ingress != "gemini":
+            return False  # a Gemini body names no model (it is in the URL)
         if call.effort is not None and effort != call.effort:
             return False
         if self._order is not None and cand.endpoint.aggregator:

@@ -198,15 +198,18 @@ class TranslatingOnce:
             raise AttemptFailure(FailureKind.SERVER, str(exc)) from None
         self.obj = obj
         self.routing = find_routing(obj) if aggregator else None
-        return once_result(t0, obj.get("usage") if isinstance(obj, dict) else None)
+        return once_result(t0, normalized_usage(self.upstream, self.usage))
 
     @property
     def usage(self) -> Any:
-        return self.obj.get("usage") if isinstance(self.obj, dict) else None
+        """The reply's own usage object (Gemini's is `usageMetadata`)."""
+        if not isinstance(self.obj, dict):
+            return None
+        return self.obj.get("usageMetadata" if self.upstream == "gemini" else "usage")
 
     def final_body(self, state: WalkState) -> bytes:
         assert self.obj is not None
-        state.add_usage(None, normalized_usage(self.upstream, self.obj.get("usage")))
+        state.add_usage(None, normalized_usage(self.upstream, self.usage))
         out = translate_body(
             self.obj,
             self.upstream,

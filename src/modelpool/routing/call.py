@@ -15,7 +15,7 @@ from modelpool.upstream.providers import ProviderEndpoint
 class Call:
     """One client call, whatever dialect it arrived in."""
 
-    ingress: str  # "openai" | "anthropic" | "responses"
+    ingress: str  # "openai" | "anthropic" | "responses" | "gemini"
     body: dict[str, Any]
     stream: bool
     pool: Pool

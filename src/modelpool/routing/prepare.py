@@ -9,6 +9,7 @@ from modelpool.catalog import UnknownModel
 from modelpool.protocols import openai_chat as oc
 from modelpool.protocols.effort import read_effort
 from modelpool.protocols.errors import ClientError
+from modelpool.protocols.gemini import wire as gemini_wire
 from modelpool.routing.call import Call
 from modelpool.routing.session import session_id
 from modelpool.runtime import Runtime
@@ -44,7 +45,7 @@ def prepare_call(rt: Runtime, ingress: str, body: dict[str, Any], headers: Mappi
         forced_route=forced,
         effort=read_effort(ingress, body),
         locale=headers.get("accept-language", "en")[:2].lower(),
-        has_images=oc.has_images(body),
+        has_images=gemini_wire.has_images(body) if ingress == "gemini" else oc.has_images(body),
         has_tools=oc.has_tools(body),
         prompt_cache=rt.config.pool.prompt_cache == "auto",
         headers=headers,

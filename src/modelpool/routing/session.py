@@ -62,9 +62,9 @@ def _user_session(user_id: str) -> str | None:
 
 
 def _fingerprint(pool_id: str, body: dict[str, Any]) -> str:
-    system = body.get("system") or body.get("instructions") or ""
+    system = body.get("system") or body.get("instructions") or body.get("systemInstruction") or ""
     first_user: Any = ""
-    messages = body.get("messages") or body.get("input") or []
+    messages = body.get("messages") or body.get("input") or body.get("contents") or []
     if isinstance(messages, list):
         for msg in messages:
             if not isinstance(msg, dict):
@@ -72,7 +72,7 @@ def _fingerprint(pool_id: str, body: dict[str, Any]) -> str:
             if msg.get("role") in ("system", "developer") and not system:
                 system = msg.get("content", "")
             elif msg.get("role") == "user":
-                first_user = msg.get("content", "")
+                first_user = msg.get("content", msg.get("parts", ""))  # Gemini: a content's parts
                 break
     elif isinstance(messages, str):
         first_user = messages

@@ -16,6 +16,7 @@ from modelpool.server.admin_api import admin_routes, json_response
 from modelpool.server.asgi import Receive, Scope, Send, header_map, send_bytes
 from modelpool.server.client_api import INGRESSES, client_key_ok, count_tokens, handle_call
 from modelpool.server.dashboard import dashboard_routes
+from modelpool.server.gemini_api import is_gemini_path, serve_gemini
 from modelpool.server.mcp_http import McpEndpoint
 from modelpool.server.metrics_api import metrics_routes
 from modelpool.server.models_list import models_body
@@ -49,6 +50,9 @@ def build_app(gw: Engine) -> Any:
                     await count_tokens(gw, scope, receive, send)
                 else:
                     await handle_call(gw, ingress, scope, receive, send)
+                return
+            if is_gemini_path(path):
+                await serve_gemini(gw, scope, receive, send)
                 return
             if path == "/mcp" or path.startswith("/mcp/"):
                 await mcp(scope, receive, send)

@@ -37,6 +37,7 @@ _PATCH_PROPS = ("input", "patch")
 _CWD_PATTERNS = (
     re.compile(r"Working directory:\s*(/[^\s<]*)"),
     re.compile(r"<cwd>\s*(/[^<\s]*)\s*</cwd>"),
+    re.compile(r"working in the directory:\s*(/[^\s<]*)"),  # Gemini CLI's session context
 )
 
 

@@ -10,7 +10,7 @@ from aiohttp import web
 
 from modelpool.sim.spec import Fault
 
-Dialect = Literal["openai", "anthropic", "responses"]  # Responses errors have the OpenAI shape
+Dialect = Literal["openai", "anthropic", "responses", "gemini"]  # Responses errors have the OpenAI shape
 
 QUOTA_MESSAGE = (
     "Insufficient balance: your account balance is exhausted (余额不足), please top up (请充值) to continue."
@@ -60,7 +60,12 @@ class SimError(Exception):
         )
 
     def response(self, dialect: Dialect) -> web.Response:
-        body = self.anthropic_body() if dialect == "anthropic" else self.openai_body()
+        if dialect == "gemini":
+            from modelpool.sim.gemini_provider import error_obj
+
+            body = error_obj(self)
+        else:
+            body = self.anthropic_body() if dialect == "anthropic" else self.openai_body()
         return web.Response(
             status=self.status, body=orjson.dumps(body), content_type="application/json", headers=self.headers
         )

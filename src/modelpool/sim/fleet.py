@@ -70,7 +70,7 @@ class Fleet:
 
     def base_url(self, provider_id: str) -> str:
         root = self.root_url(provider_id)
-        return root if self._server(provider_id).spec.kind == "anthropic" else f"{root}/v1"
+        return root if self._server(provider_id).spec.kind in ("anthropic", "gemini") else f"{root}/v1"
 
     @property
     def provider_ids(self) -> list[str]:

@@ -184,10 +184,11 @@ def bench_fleet(route_dialects: tuple[Dialect, ...] | None = None) -> FleetSpec:
 
 
 def bench_native_fleet() -> FleetSpec:
-    """The bench fleet with `alpha` and `beta` speaking all three dialects natively (SPEC §1.6), like an
-    OpenAI-style upstream that also serves `/v1/messages` and `/v1/responses`: what bench/overhead.py
-    measures the native Chat, Messages and Responses relays (and their direct baselines) against."""
-    return bench_fleet(route_dialects=DIALECTS)
+    """The bench fleet with `alpha` and `beta` speaking every dialect natively (SPEC §1.6), like an
+    OpenAI-style upstream that also serves `/v1/messages`, `/v1/responses` and the Gemini API's
+    `/v1/models/{m}:streamGenerateContent`: what bench/overhead.py measures the native Chat, Messages,
+    Responses and Gemini relays (and their direct baselines) against."""
+    return bench_fleet(route_dialects=(*DIALECTS, "gemini"))
 
 
 def heavy_tail_fleet() -> FleetSpec:

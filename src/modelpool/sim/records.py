@@ -15,7 +15,7 @@ from typing import Any
 from modelpool.sim.spec import Fault
 
 # Recorded headers leave credentials out: the record only says whether the key matched (`key_ok`).
-SECRET_HEADERS = frozenset({"authorization", "x-api-key", "proxy-authorization", "cookie"})
+SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "proxy-authorization", "cookie"})
 
 MAX_RECORDS = 100_000  # per provider: bounds memory in long benchmark runs
 

@@ -68,6 +68,10 @@ class CallRequest:
         """Every text of the request's instructions and turns (where the agent looks for the cwd)."""
         out: list[str] = []
         body = self.body
+        if self.dialect == "gemini":
+            from modelpool.sim.gemini_provider import context_texts
+
+            return context_texts(self)
         for key in ("system", "instructions"):
             _collect_text(body.get(key), out)
         turns = body.get("messages") if self.dialect != "responses" else body.get("input")

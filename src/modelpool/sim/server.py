@@ -2,7 +2,9 @@
 
 Paths are accepted with or without the `/v1` prefix, so any base_url convention reaches them. A provider
 serves only the dialects it speaks (`SimProvider.speaks`; 404 for the others): `POST /v1/chat/completions`
-(openai), `POST /v1/messages` + `/v1/messages/count_tokens` (anthropic), `POST /v1/responses` (responses);
+(openai), `POST /v1/messages` + `/v1/messages/count_tokens` (anthropic), `POST /v1/responses` (responses),
+`/v1beta/models/{m}:generateContent|streamGenerateContent|countTokens` + `GET /v1beta/models` (gemini, its
+OpenAI root at `/v1beta/openai`);
 `GET /v1/models`, `GET /v1/models/{creator}/{model}/endpoints` (vercel, public), and the control surface
 `POST|GET /_sim/faults`, `GET|DELETE /_sim/calls`, `GET /_sim/info`, `POST /_sim/speed`.
 """
@@ -23,7 +25,14 @@ import orjson
 from aiohttp import web
 from multidict import CIMultiDictProxy
 
-from modelpool.sim import anthropic_provider, control, openai_provider, provenance, responses_provider
+from modelpool.sim import (
+    anthropic_provider,
+    control,
+    gemini_provider,
+    openai_provider,
+    provenance,
+    responses_provider,
+)
 from modelpool.sim.aggregator import Aggregator, Attempt, Routing
 from modelpool.sim.errors import (
     Dialect,
@@ -130,6 +139,18 @@ class ProviderServer:
             return web.Response(status=503, body=orjson.dumps(body), content_type=_JSON)
         method = request.method
         speaks = self.spec.speaks
+        if path.startswith("/v1beta"):  # the Gemini API, and its OpenAI-compatible root
+            path = path[len("/v1beta") :] or "/"
+            if path.startswith("/openai/"):
+                path = path[len("/openai") :]
+            elif method == "POST" and "gemini" in speaks and gemini_provider.target(path) is not None:
+                return await self._chat(request, "gemini")
+            elif method == "GET" and path.startswith("/models") and "gemini" in speaks:
+                if self._key_ok(request.headers) is False:
+                    return unauthorized().response("gemini")
+                return web.Response(body=gemini_provider.models_body(self.spec), content_type=_JSON)
+        if method == "POST" and "gemini" in speaks and gemini_provider.target(path) is not None:
+            return await self._chat(request, "gemini")  # a Gemini path under another root (`/v1`)
         if method == "POST":
             dialect = _CHAT_PATHS.get(path)
             if dialect is not None and dialect in speaks:
@@ -163,7 +184,7 @@ class ProviderServer:
         if key is None:
             return None
         auth = headers.get("Authorization", "")
-        return auth == f"Bearer {key}" or headers.get("x-api-key") == key
+        return auth == f"Bearer {key}" or key in (headers.get("x-api-key"), headers.get("x-goog-api-key"))
 
     # ---- chat ------------------------------------------------------------------------------------
 
@@ -201,7 +222,13 @@ class ProviderServer:
             body = orjson.loads(raw)
         except orjson.JSONDecodeError:
             raise bad_request("We could not parse the JSON body of your request.") from None
-        req = _PARSERS[dialect](body)
+        if dialect == "gemini":  # the model and the method are in the path
+            req, counted = gemini_provider.parse_call(request.path, body)
+            if counted is not None:
+                rec.model, rec.body = req.model, body
+                return web.Response(body=counted, content_type=_JSON)
+        else:
+            req = _PARSERS[dialect](body)
         rec.model, rec.stream, rec.body = req.model, req.stream, body
         if self.spec.strict:
             provenance.check(self.spec.id, req, request.headers)
@@ -302,7 +329,9 @@ class ProviderServer:
             broken = fault is not None and fault.kind in ("cut", "malformed", "error_event")
             rec.content_tokens = 0 if broken else len(plan.content)
             return await send_body(request, payload, fault, dialect, len(plan.content))
-        if dialect == "anthropic":
+        if dialect == "gemini":
+            script = gemini_provider.stream_script(plan)
+        elif dialect == "anthropic":
             script = anthropic_provider.stream_script(plan, meta)
         elif dialect == "responses":
             script = responses_provider.stream_script(plan, req, resp_id, meta)
@@ -418,6 +447,8 @@ class ProviderServer:
 
 
 def _body(dialect: Dialect, plan: Plan, req: CallRequest, resp_id: str, meta: dict[str, Any] | None) -> bytes:
+    if dialect == "gemini":
+        return gemini_provider.body(plan)
     if dialect == "anthropic":
         return anthropic_provider.message_body(plan, meta)
     if dialect == "responses":

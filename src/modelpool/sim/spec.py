@@ -12,14 +12,16 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, get_args
 
-ProviderKind = Literal["openai", "anthropic", "vercel"]
-Dialect = Literal["openai", "anthropic", "responses"]  # Chat Completions, Messages, Responses (SPEC §1.6)
+ProviderKind = Literal["openai", "anthropic", "vercel", "gemini"]
+# Chat Completions, Messages, Responses, the Gemini API (SPEC §1.6)
+Dialect = Literal["openai", "anthropic", "responses", "gemini"]
 DIALECTS: tuple[Dialect, ...] = ("openai", "anthropic", "responses")
 # What a kind speaks unless `SimProvider.dialects` says otherwise (the same defaults as modelpool's config).
 KIND_DIALECTS: dict[str, tuple[Dialect, ...]] = {
     "openai": ("openai",),
     "anthropic": ("anthropic",),
     "vercel": DIALECTS,
+    "gemini": ("gemini", "openai"),  # the OpenAI dialect at /v1beta/openai
 }
 
 FaultKind = Literal[
@@ -263,7 +265,7 @@ class SimProvider:
 
     def __post_init__(self) -> None:
         if self.dialects is not None:
-            unknown = set(self.dialects) - set(DIALECTS)
+            unknown = set(self.dialects) - {*DIALECTS, "gemini"}
             if unknown or not self.dialects:
                 raise ValueError(f"dialects must be a non-empty subset of {DIALECTS}, got {self.dialects}")
             self.dialects = tuple(self.dialects)

@@ -60,7 +60,10 @@ def parse_model_list(payload: Any) -> list[DiscoveredModel]:
         declared = (
             row.get("type") if isinstance(row.get("type"), str) and row.get("type") != "model" else None
         )
-        out.append(DiscoveredModel(id=row["id"], declared_type=declared, capabilities=_capabilities(row)))
+        # AI Studio's OpenAI-compatible list names models `models/gemini-…`; both its APIs take the bare id
+        # (and the Gemini API's URL adds `models/` itself).
+        model_id = row["id"].removeprefix("models/")
+        out.append(DiscoveredModel(id=model_id, declared_type=declared, capabilities=_capabilities(row)))
     return out
 
 

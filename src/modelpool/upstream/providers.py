@@ -38,6 +38,7 @@ class ProviderEndpoint:
     dialects: tuple[str, ...] = ("openai",)  # SPEC §1.6, in the provider's order of preference
     roots: tuple[tuple[str, str], ...] = ()  # (dialect, API root) where a dialect has its own root
     anthropic_headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # auth for /messages
+    gemini_headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # auth for the Gemini API
 
     @property
     def aggregator(self) -> bool:
@@ -57,8 +58,12 @@ class ProviderEndpoint:
                 return root
         return self.root
 
-    def url_for(self, dialect: str) -> str:
-        """The upstream URL of a call in `dialect` (which this route must speak)."""
+    def url_for(self, dialect: str, model: str = "", stream: bool = False) -> str:
+        """The upstream URL of a call in `dialect` (which this route must speak); a Gemini URL names the
+        model and the method."""
+        if dialect == "gemini":
+            method = ":streamGenerateContent?alt=sse" if stream else ":generateContent"
+            return f"{self.root_for('gemini')}/models/{model}{method}"
         if dialect == "anthropic":
             return self.root_for("anthropic") + "/messages"
         if dialect == "responses":
@@ -66,6 +71,8 @@ class ProviderEndpoint:
         return self.root_for("openai") + "/chat/completions"
 
     def headers_for(self, dialect: str) -> tuple[tuple[str, str], ...]:
+        if dialect == "gemini":
+            return self.gemini_headers
         return self.anthropic_headers if dialect == "anthropic" else self.headers
 
     @property
@@ -86,8 +93,8 @@ class ProviderEndpoint:
 
     def redact(self, text: str) -> str:
         """Remove any credential of this provider from a text before it is logged or returned."""
-        for name, value in (*self.headers, *self.anthropic_headers):
-            if name.lower() in ("authorization", "x-api-key") and value:
+        for name, value in (*self.headers, *self.anthropic_headers, *self.gemini_headers):
+            if name.lower() in ("authorization", "x-api-key", "x-goog-api-key") and value:
                 secret = value.removeprefix("Bearer ")
                 if len(secret) >= 4:
                     text = text.replace(secret, "***")
@@ -102,18 +109,35 @@ def build_endpoint(provider: ProviderConfig, api_key: str | None) -> ProviderEnd
         headers = [("Authorization", f"Bearer {api_key}")] if api_key else []
     headers.extend(provider.headers.items())
     anthropic.extend(provider.headers.items())
+    gemini = [("x-goog-api-key", api_key)] if api_key else []
+    gemini.extend(provider.headers.items())
+    roots: dict[str, str] = {d: api_root(url) for d, url in provider.base_urls.items()}
+    root = api_root(provider.base_url)
+    if provider.kind == "gemini":
+        root, roots = gemini_roots(provider.base_url, roots)
     return ProviderEndpoint(
         id=provider.id,
         kind=provider.kind,
         name=provider.display_name,
-        root=api_root(provider.base_url),
+        root=root,
         headers=tuple(headers),
         has_key=bool(api_key),
         api_key=api_key,
         dialects=provider.effective_dialects,
-        roots=tuple((d, api_root(url)) for d, url in provider.base_urls.items()),
+        roots=tuple(roots.items()),
         anthropic_headers=tuple(anthropic),
+        gemini_headers=tuple(gemini),
     )
+
+
+def gemini_roots(base_url: str, roots: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """AI Studio's two roots from its base URL: the Gemini API at `/v1beta` and its OpenAI-compatible
+    API at `/v1beta/openai` (the openai dialect's root, where chat calls and the model list go)."""
+    base = base_url.rstrip("/")
+    native = base if _VERSION_TAIL.search(base) else base + "/v1beta"
+    roots = {"gemini": native, **roots}
+    openai = roots.get("openai") or native + "/openai"
+    return openai, roots
 
 
 def _anthropic_auth(kind: str, api_key: str | None) -> list[tuple[str, str]]:

@@ -1,0 +1,76 @@
+"""A translated non-stream reply as a Gemini `GenerateContentResponse`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from modelpool.protocols.gemini.wire import (
+    FINISH_TO_OPENAI,
+    OPENAI_TO_FINISH,
+    usage_from_gemini,
+    usage_to_gemini,
+)
+from modelpool.protocols.mapping import new_id, openai_finish, parse_arguments
+
+if TYPE_CHECKING:
+    from modelpool.protocols.translate_body import Reply
+
+
+def reply_from_gemini(obj: dict[str, Any], reply: Reply) -> Reply:
+    """A `GenerateContentResponse` into the neutral reply (`translate_body`): candidate 0's parts."""
+    cand = (obj.get("candidates") or [{}])[0]
+    calls = 0
+    for part in (cand.get("content") or {}).get("parts") or []:
+        call = part.get("functionCall")
+        if isinstance(call, dict):
+            args = orjson.dumps(call.get("args") or {}).decode()
+            reply.blocks.append(("tool", call.get("id") or new_id("call_"), call.get("name") or "", args))
+            calls += 1
+        elif isinstance(part.get("text"), str) and part["text"]:
+            reply.blocks.append(
+                (
+                    "thinking" if part.get("thought") else "text",
+                    part["text"],
+                    *((None,) if part.get("thought") else ()),
+                )
+            )
+    reason = cand.get("finishReason")
+    reply.finish_reason = "tool_calls" if calls else FINISH_TO_OPENAI.get(reason or "STOP", "stop")
+    reply.usage = usage_from_gemini(obj.get("usageMetadata"))
+    reply.model = obj.get("modelVersion") or ""
+    return reply
+
+
+def finish_reason(openai_reason: str | None, anthropic_reason: str | None) -> str:
+    reason = openai_reason or openai_finish(anthropic_reason)
+    return OPENAI_TO_FINISH.get(reason, "STOP")
+
+
+def to_gemini(reply: Reply, model: str | None = None, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    parts: list[dict[str, Any]] = []
+    for block in reply.blocks:
+        kind = block[0]
+        if kind == "thinking" and block[1]:
+            parts.append({"text": block[1], "thought": True})
+        elif kind in ("text", "refusal") and block[1]:
+            parts.append({"text": block[1]})
+        elif kind == "tool":
+            call = {"id": block[1], "name": block[2], "args": parse_arguments(block[3])}
+            parts.append({"functionCall": call})
+    if not parts:
+        parts.append({"text": ""})
+    candidate = {
+        "content": {"role": "model", "parts": parts},
+        "finishReason": finish_reason(reply.finish_reason, reply.stop_reason),
+        "index": 0,
+    }
+    obj: dict[str, Any] = {"candidates": [candidate]}
+    if reply.usage:
+        obj["usageMetadata"] = usage_to_gemini(reply.usage)
+    obj["modelVersion"] = model or reply.model
+    obj["responseId"] = new_id("")
+    if meta is not None:
+        obj["modelpool"] = meta
+    return obj

@@ -1,0 +1,99 @@
+"""Gemini CLI 0.61.0 (`gemini -p … --approval-mode yolo`) creates a file through modelpool (issue #27).
+
+Gemini CLI speaks the Gemini API (`:streamGenerateContent?alt=sse`, `x-goog-api-key`, function
+declarations with `parametersJsonSchema`, `thinkingConfig`). On a `gemini` route the attempt is native
+(the tap checks its body reaches the upstream unchanged, byte for byte once parsed); on a chat-only or an
+Anthropic-only route the request is translated, the `write_file` call comes back as a Gemini
+`functionCall` with its id, and the stream ends the way Gemini CLI requires (finishReason, text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from agents import CLIENT_KEY, MODEL, TASK, Run, fleet_spec, gateway_config, run_gemini
+from tap import Tap
+
+from gateway_server import GatewayServer
+from modelpool.sim import CallRecord, FleetThread
+
+pytestmark = pytest.mark.timeout(200)
+
+
+@pytest.fixture(scope="module")
+def ft() -> Iterator[FleetThread]:
+    with FleetThread(fleet_spec()) as fleet:
+        yield fleet
+
+
+def assert_task_done(run: Run) -> None:
+    assert run.returncode == 0, run.explain()
+    assert run.written == TASK.content, run.explain()
+    assert TASK.done_text in run.stdout, run.explain()
+
+
+def declared(call: CallRecord) -> set[str]:
+    body = call.body or {}
+    names = {(t.get("function") or {}).get("name") or t.get("name") for t in body.get("tools") or []}
+    for tool in body.get("tools") or []:
+        names |= {d["name"] for d in tool.get("functionDeclarations") or []}
+    return names
+
+
+def test_gemini_cli_on_a_native_gemini_route(ft: FleetThread, gemini: Path) -> None:
+    ft.reset_calls()
+    with GatewayServer(gateway_config(ft, "gem")) as gw, Tap(gw.url) as tap:
+        run = run_gemini(gemini, tap.url)
+    assert_task_done(run)
+    calls = ft.calls("gem")
+    assert len(calls) >= 2, [c.path for c in calls]
+    assert all(
+        c.dialect == "gemini" and c.path == f"/v1beta/models/{MODEL}:streamGenerateContent" for c in calls
+    )
+    assert all(c.query == "alt=sse" for c in calls)
+    sent = [s for s in tap.sent if ":streamGenerateContent" in s.path]
+    assert len(sent) == len(calls), ([s.path for s in tap.sent], [c.path for c in calls])
+    for s, c in zip(sent, calls, strict=True):
+        assert c.body == s.body  # the body Gemini CLI sent, every field, reached the route unchanged
+        assert c.headers.get("x-goog-api-client") == s.headers.get("x-goog-api-client")
+        # The client's key never goes upstream (the sim provider has none of its own).
+        assert not c.secret_headers and CLIENT_KEY not in str(c.headers)
+    first = calls[0].body or {}
+    assert "write_file" in declared(calls[0])
+    decl = next(
+        d for t in first["tools"] for d in t.get("functionDeclarations") or [] if d["name"] == "write_file"
+    )
+    assert "parametersJsonSchema" in decl
+    last = calls[-1].body or {}
+    parts = [p for content in last["contents"] for p in content["parts"]]
+    calls_made = [p["functionCall"] for p in parts if "functionCall" in p]
+    answers = [p["functionResponse"] for p in parts if "functionResponse" in p]
+    assert calls_made and answers and calls_made[-1]["id"] == answers[-1]["id"], (calls_made, answers)
+
+
+@pytest.mark.parametrize(
+    ("route", "path", "dialect"),
+    [("chat", "/chat/completions", "openai"), ("anth", "/messages", "anthropic")],
+)
+def test_gemini_cli_on_a_translated_route(
+    ft: FleetThread, gemini: Path, route: str, path: str, dialect: str
+) -> None:
+    ft.reset_calls()
+    with GatewayServer(gateway_config(ft, route)) as gw:
+        run = run_gemini(gemini, gw.url)
+    assert_task_done(run)
+    calls = ft.calls(route)
+    assert len(calls) >= 2 and all(c.dialect == dialect and c.path.endswith(path) for c in calls)
+    assert "write_file" in declared(calls[0])
+    # The call's id went to Gemini CLI and came back with its result: the route sees its own id.
+    last = calls[-1].body or {}
+    if dialect == "openai":
+        ids = [tc["id"] for m in last["messages"] for tc in m.get("tool_calls") or []]
+        results = [m["tool_call_id"] for m in last["messages"] if m["role"] == "tool"]
+    else:
+        blocks = [b for m in last["messages"] if isinstance(m["content"], list) for b in m["content"]]
+        ids = [b["id"] for b in blocks if b["type"] == "tool_use"]
+        results = [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
+    assert ids and results[-1] == ids[-1], (ids, results)
