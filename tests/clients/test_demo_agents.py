@@ -1,6 +1,6 @@
 """The README's "Try an agent on the demo" commands, run as written (issue #26, SPEC §10): the real
 `modelpool demo` process (its own fleet and its demo traffic, only the port changed), and the real Claude
-Code and Codex CLIs from tests/clients on PATH. Each command must create the file its prompt names."""
+Code, Codex and Gemini CLIs from tests/clients on PATH. Each command must create the file its prompt names."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ DOC_URL = "http://127.0.0.1:4000"
 EXPECTED = {
     "demo-claude": ("hello.txt", "hello from modelpool"),
     "demo-codex": ("notes.md", "written by codex through modelpool"),
+    "demo-gemini": ("todo.txt", "written by gemini through modelpool"),
 }
 
 
@@ -84,6 +85,7 @@ def run_block(name: str, url: str) -> tuple[subprocess.CompletedProcess[str], Pa
         "DISABLE_ERROR_REPORTING": "1",
         "DISABLE_AUTOUPDATER": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "TMPDIR": str(root),  # Gemini CLI writes its error reports there
     }
     script = "set -e\n" + block(name).replace(DOC_URL, url)
     proc = subprocess.run(
@@ -96,7 +98,7 @@ def run_block(name: str, url: str) -> tuple[subprocess.CompletedProcess[str], Pa
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_the_readme_agent_command_creates_its_file_on_the_demo(name: str, demo: tuple[str, Path]) -> None:
     url, log = demo
-    client = "claude" if name == "demo-claude" else "codex"
+    client = name.removeprefix("demo-")
     if not (BIN / client).exists():
         message = f"{client} is not installed in tests/clients (npm ci --prefix tests/clients)"
         if os.environ.get("MODELPOOL_REQUIRE_CLIENTS") == "1":

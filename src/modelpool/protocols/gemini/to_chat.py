@@ -129,8 +129,10 @@ def _user(parts: list[dict[str, Any]], open_calls: list[tuple[str, str]]) -> lis
                 content.append({"type": "image_url", "image_url": {"url": url}})
     out = tools
     if content:
-        if all(c["type"] == "text" for c in content):
-            out.append({"role": "user", "content": "".join(c["text"] for c in content)})
+        # One text part is a plain string; several stay separate parts (Gemini CLI sends its context block
+        # and the prompt as two: glued together they would read as one run-on text).
+        if len(content) == 1 and content[0]["type"] == "text":
+            out.append({"role": "user", "content": content[0]["text"]})
         else:
             out.append({"role": "user", "content": content})
     return out
