@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import anthropic
+import httpx
 import openai
 import pytest
 
@@ -121,5 +122,50 @@ def test_responses_encrypted_reasoning_under_round_robin_and_failovers(responses
             ]
             makers = {sealed_by(b, ENCRYPTED_PREFIX) for b in blobs}
             assert makers <= {pid}, f"{pid} was sent another route's encrypted reasoning: {makers}"
+            served_own += bool(makers)
+    assert served_own > 0
+
+
+@pytest.fixture
+def gemini_fleet() -> Iterator[FleetThread]:
+    spec = FleetSpec(
+        [
+            _fast("g1", kind="gemini", faults=[Fault("server_error", status=500, every=4)]),
+            _fast("g2", kind="gemini", faults=[Fault("server_error", status=500, every=7)]),
+        ]
+    )
+    with FleetThread(spec) as ft:
+        yield ft
+
+
+def test_gemini_thought_signatures_under_round_robin_and_failovers(gemini_fleet: FleetThread) -> None:
+    cfg = base_config(gemini_fleet, strategy="round-robin", sticky=False, retries_per_route=0)
+    for p in cfg["providers"]:  # type: ignore[attr-defined]
+        p["dialects"] = ["gemini"]
+    with GatewayServer(cfg) as gw:
+        contents: list[dict[str, Any]] = []
+        for i in range(CALLS):
+            if i % TURNS == 0:
+                contents = []
+            contents.append({"role": "user", "parts": [{"text": f"step {i}"}]})
+            r = httpx.post(
+                f"{gw.url}/v1beta/models/m1:generateContent",
+                json={"contents": contents, "generationConfig": {"thinkingConfig": {"thinkingBudget": 256}}},
+                headers={"x-goog-api-key": "k"},
+                timeout=30,
+            )
+            assert r.status_code == 200, r.text
+            contents.append(r.json()["candidates"][0]["content"])
+    served_own = 0
+    for pid in ("g1", "g2"):
+        for rec in gemini_fleet.calls(pid):
+            sigs = [
+                part["thoughtSignature"]
+                for content in (rec.body or {}).get("contents") or []
+                for part in content.get("parts") or []
+                if "thoughtSignature" in part
+            ]
+            makers = {sealed_by(s) for s in sigs}
+            assert makers <= {pid}, f"{pid} was sent another route's thought signature: {makers}"
             served_own += bool(makers)
     assert served_own > 0

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from modelpool.sim import provenance
 from modelpool.sim.errors import SimError, bad_request
 from modelpool.sim.plan import Plan
 from modelpool.sim.request import CallRequest, ToolSpec, _int_or_none, _schema
@@ -164,17 +165,29 @@ def _event(parts: list[dict[str, Any]], plan: Plan, resp_id: str, final: bool) -
     return b"data: " + orjson.dumps(obj) + b"\r\n\r\n"
 
 
+def _signed(part: dict[str, Any], plan: Plan) -> dict[str, Any]:
+    """A reply that reasoned carries a `thoughtSignature` (Gemini puts it on the call part, or on the
+    last part): the sim's seal names the provider, which is what the provenance check reads back."""
+    if not plan.reasoning:
+        return part
+    return {
+        **part,
+        "thoughtSignature": provenance.seal(plan.provider_id, plan.model_id, "".join(plan.reasoning)),
+    }
+
+
 def stream_script(plan: Plan) -> Script:
     resp_id = uuid.uuid4().hex[:20]
     reasoning = [_event([{"text": t, "thought": True}], plan, resp_id, False) for t in plan.reasoning]
     content = [_event([{"text": t}], plan, resp_id, False) for t in plan.content]
     if plan.tool_name is not None:
-        content.append(_event([_call_part(plan)], plan, resp_id, False))
+        content.append(_event([_signed(_call_part(plan), plan)], plan, resp_id, False))
+    last = {"text": ""} if plan.tool_name is not None else _signed({"text": ""}, plan)
     return Script(
         head=b"",
         reasoning=reasoning,
         content=content,
-        tail=_event([{"text": ""}], plan, resp_id, True),
+        tail=_event([last], plan, resp_id, True),
         terminator=b"",
         malformed=b'data: {"candidates": [{"content": \r\n\r\n',
         render_error=error_frame,
@@ -189,6 +202,8 @@ def body(plan: Plan) -> bytes:
         parts.append({"text": "".join(plan.content)})
     if plan.tool_name is not None:
         parts.append(_call_part(plan))
+    if parts and plan.reasoning:
+        parts[-1] = _signed(parts[-1], plan)
     cand = {
         "content": {"role": "model", "parts": parts},
         "finishReason": _FINISH.get(plan.finish, "STOP"),

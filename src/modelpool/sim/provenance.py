@@ -49,6 +49,8 @@ def check(provider_id: str, req: CallRequest, headers: CIMultiDictProxy[str]) ->
         _check_signatures(provider_id, req)
     elif req.dialect == "responses":
         _check_encrypted(provider_id, req)
+    elif req.dialect == "gemini":
+        _check_thought_signatures(provider_id, req)
 
 
 def _check_betas(req: CallRequest, headers: CIMultiDictProxy[str]) -> None:
@@ -66,6 +68,20 @@ def _check_signatures(provider_id: str, req: CallRequest) -> None:
             maker = sealed_by(block.get("signature"))
             if maker is not None and maker != provider_id:
                 raise bad_request(f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block")
+
+
+def _check_thought_signatures(provider_id: str, req: CallRequest) -> None:
+    for i, content in enumerate(req.body.get("contents") or []):
+        parts = content.get("parts") if isinstance(content, dict) else None
+        for j, part in enumerate(parts if isinstance(parts, list) else []):
+            blob = (
+                part.get("thoughtSignature") or part.get("thought_signature")
+                if isinstance(part, dict)
+                else None
+            )
+            maker = sealed_by(blob)
+            if maker is not None and maker != provider_id:
+                raise bad_request(f"contents[{i}].parts[{j}]: Thought signature is not valid.")
 
 
 def _check_encrypted(provider_id: str, req: CallRequest) -> None:
