@@ -91,6 +91,21 @@ def overflow_body(dialect: str, tokens: int, maximum: int) -> bytes:
     return orjson.dumps({"error": error})
 
 
+def already_said(dialect: str, body: bytes) -> bool:
+    """Whether an upstream's overflow body is already in the words a client of `dialect` acts on."""
+    try:
+        error = orjson.loads(body).get("error")
+    except (orjson.JSONDecodeError, AttributeError):
+        return False
+    if not isinstance(error, dict):
+        return False
+    if dialect == "anthropic":
+        return str(error.get("message", "")).startswith("prompt is too long: ")
+    if dialect == "gemini":
+        return "exceeds the maximum number of tokens allowed" in str(error.get("message", ""))
+    return error.get("code") == "context_length_exceeded"
+
+
 def fill(found: Overflow, estimate: int, window: int | None) -> tuple[int, int]:
     """N and M for the client's wording when the upstream left one out: M is the route's window (else the
     upstream's), N the upstream's count, else modelpool's estimate — never shown below M + 1, since the

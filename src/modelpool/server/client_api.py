@@ -20,7 +20,13 @@ from modelpool.protocols import anthropic as an
 from modelpool.protocols import openai_chat as oc
 from modelpool.protocols import responses as rs
 from modelpool.protocols.errors import ClientError, WalkFailed
-from modelpool.protocols.overflow import ContextOverflow, fill, overflow_body, parse_overflow
+from modelpool.protocols.overflow import (
+    ContextOverflow,
+    already_said,
+    fill,
+    overflow_body,
+    parse_overflow,
+)
 from modelpool.relays.choose import CallStreamRelay, once_relay, stream_relay
 from modelpool.relays.count_tokens import count_tokens as relay_count_tokens
 from modelpool.routing.call import Call
@@ -220,6 +226,8 @@ def _overflow_reply(
     found = parse_overflow(text) or parse_overflow(last.message)
     if found is None:
         return None
+    if native_error is not None and already_said(ingress.name, native_error[1]):
+        return native_error[1]  # the upstream said it in the client's own words: its body unchanged
     route = gw.runtime.catalog.routes.get(last.route)
     window = route.capabilities.context_window if route is not None else None
     tokens, maximum = fill(found, call.est_tokens, window or pool_windows(gw.runtime, call.pool).largest)
