@@ -249,3 +249,29 @@ def test_launch_says_what_is_missing(tmp_path: Path) -> None:
     args = ["codex", "--cli", str(fake), "--url", "http://127.0.0.1:9"]
     down = subprocess.run([*base, *args], env=env, capture_output=True, text=True, timeout=60)
     assert down.returncode == 2 and "cannot reach the gateway at http://127.0.0.1:9" in down.stderr
+
+
+@pytest.fixture(scope="module")
+def tiny_fleet() -> Iterator[FleetThread]:
+    """The pool's window (1,000 tokens) is smaller than the CLIs' own system prompts."""
+    model = SimModel(POOL, agent=WRITE, context_window=1000, output_tokens=6)
+    fast: dict[str, Any] = {"ttft": 0.005, "tps": 2000.0}
+    spec = FleetSpec(
+        [
+            SimProvider("resp", kind="openai", dialects=("openai", "responses"), models=[model], **fast),
+            SimProvider("anth", kind="anthropic", dialects=("anthropic",), models=[model], **fast),
+        ]
+    )
+    with FleetThread(spec) as ft:
+        yield ft
+
+
+def test_codex_acts_on_modelpools_overflow_error(tiny_fleet: FleetThread, codex: Path) -> None:
+    """Codex reads `context_length_exceeded` as its context window running out; no upstream is asked."""
+    tiny_fleet.reset_calls()
+    home, work = user_home()
+    with gateway(tiny_fleet, "resp") as gw:
+        proc = launch("codex", codex, gw.url, home, work, CODEX_ARGS)
+    assert proc.returncode != 0
+    assert "ran out of room in the model's context window" in proc.stdout + proc.stderr, proc.stderr[-3000:]
+    assert tiny_fleet.calls("resp") == []
