@@ -275,3 +275,29 @@ def test_codex_acts_on_modelpools_overflow_error(tiny_fleet: FleetThread, codex:
     assert proc.returncode != 0
     assert "ran out of room in the model's context window" in proc.stdout + proc.stderr, proc.stderr[-3000:]
     assert tiny_fleet.calls("resp") == []
+
+
+def test_claude_code_reads_modelpools_overflow_error_as_prompt_too_long(
+    tiny_fleet: FleetThread, claude: Path, tmp_path: Path
+) -> None:
+    """Claude Code run by hand (so it does not know the window) gets "prompt is too long: N tokens > M
+    maximum" from modelpool and reads both numbers; no upstream is asked."""
+    tiny_fleet.reset_calls()
+    (tmp_path / "home").mkdir()
+    with gateway(tiny_fleet, "anth") as gw:
+        env = {**claude_env(gw.url, tmp_path / "home"), "ANTHROPIC_AUTH_TOKEN": KEY, "ANTHROPIC_MODEL": POOL}
+        proc = subprocess.run(
+            [str(claude), "-p", "hi", "--output-format", "json"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=CLIENT_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    result = json.loads(proc.stdout)
+    assert result["is_error"] is True and result["api_error_status"] == 400, proc.stdout
+    assert result["result"].startswith("Prompt is too long") and "(limit 1000)" in result["result"], (
+        proc.stdout
+    )
+    assert tiny_fleet.calls("anth") == []
