@@ -199,6 +199,8 @@ def test_launch_claude_writes_a_file_knowing_the_window(write_fleet: FleetThread
     private = Path(env["CLAUDE_CONFIG_DIR"])
     settings = json.loads((private / "settings.json").read_text())
     assert settings["theme"] == "dark" and settings["env"]["ANTHROPIC_BASE_URL"] == gw.url
+    assert KEY not in (private / "settings.json").read_text()  # the key stays in the environment
+    assert KEY not in shown.stdout and "ANTHROPIC_AUTH_TOKEN='<your modelpool client key>'" in shown.stdout
     calls = write_fleet.calls("anth")
     assert calls and all((c.body or {})["model"] == POOL for c in calls)
     assert snapshot(home) == before

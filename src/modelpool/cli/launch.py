@@ -174,7 +174,10 @@ def render(ctx: Context, setup: Setup, args: list[str]) -> str:
     """The exact setup, for users who wire the CLI themselves (the key is shown as given: it is theirs)."""
     out = [f"# modelpool launch {ctx.cli}: pool {ctx.model}, window {ctx.window or 'unknown'}"]
     out += [f"unset {k}" for k in setup.unset]
-    out += [f"export {k}={_quote(v)}" for k, v in setup.env.items()]
+    for k, v in setup.env.items():
+        # The client key is the user's own: shown as a placeholder, never echoed into a terminal's scrollback.
+        shown = "<your modelpool client key>" if v == ctx.key and ctx.key != NO_KEY else v
+        out.append(f"export {k}={_quote(shown)}")
     for path, text in setup.files.items():
         out += ["", f"# {path}", text.rstrip("\n")]
     if setup.links:

@@ -17,6 +17,7 @@ from pathlib import Path
 from modelpool.cli.launch import Context, Setup, link_user_files, merged, read_json
 
 OWN = {"settings.json", ".claude.json"}
+SECRETS = {"ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"}
 
 
 def user_dir(ctx: Context) -> Path:
@@ -36,7 +37,13 @@ def setup(ctx: Context) -> Setup:
     if ctx.window:
         env["CLAUDE_CODE_MAX_CONTEXT_TOKENS"] = str(ctx.window)
     mine = user_dir(ctx)
-    settings = merged(read_json(mine / "settings.json"), {"env": env, "model": ctx.model})
+    own = read_json(mine / "settings.json")
+    # The key stays in the environment, never on disk: the user's settings lose what would replace it.
+    own.pop("apiKeyHelper", None)
+    if isinstance(own.get("env"), dict):
+        own["env"] = {k: v for k, v in own["env"].items() if k not in SECRETS}
+    shown = {k: v for k, v in env.items() if k not in SECRETS}
+    settings = merged(own, {"env": shown, "model": ctx.model})
     # Without CLAUDE_CONFIG_DIR the global state file is ~/.claude.json; with it, inside that folder.
     state_file = (
         mine / ".claude.json" if os.environ.get("CLAUDE_CONFIG_DIR") else ctx.user_home / ".claude.json"
