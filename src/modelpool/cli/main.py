@@ -301,6 +301,26 @@ def calendar(
     run_calendar(action == "sync", url, token, json, config)
 
 
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def launch(
+    ctx: typer.Context,
+    cli: Annotated[str, typer.Argument(help="claude | codex | gemini")],
+    pool: Annotated[str | None, typer.Option("--pool", help="The pool (default: the first served).")] = None,
+    url: UrlOpt = None,
+    cli_path: Annotated[
+        str | None, typer.Option("--cli", help="The CLI's executable (default: on PATH).")
+    ] = None,
+    show: Annotated[
+        bool, typer.Option("--print", help="Print the variables and files instead of running.")
+    ] = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Run an agent CLI wired to this gateway, knowing the model (arguments after `--` go to the CLI)."""
+    from modelpool.cli.launch import launch as run_launch
+
+    raise typer.Exit(run_launch(cli, pool, url, cli_path, show, list(ctx.args), config))
+
+
 @app.command()
 def mcp(url: UrlOpt = None, token: TokenOpt = None, config: ConfigOpt = None) -> None:
     """MCP server over stdio (agent tools: status, probe, pin, rank, period) for a running gateway."""

@@ -108,7 +108,15 @@ def _starlette_app(gw: Engine) -> Starlette:
                 401,
                 media_type="application/json",
             )
-        return Response(models_body(gw), media_type="application/json")  # cached per snapshot
+        headers = request.headers
+        shape = (
+            "codex"
+            if "client_version" in request.query_params
+            else "anthropic"
+            if "anthropic-version" in headers
+            else "openai"
+        )
+        return Response(models_body(gw, shape), media_type="application/json")  # cached per snapshot
 
     routes = [
         Route("/healthz", healthz, methods=["GET"]),

@@ -20,9 +20,17 @@ from modelpool.protocols import anthropic as an
 from modelpool.protocols import openai_chat as oc
 from modelpool.protocols import responses as rs
 from modelpool.protocols.errors import ClientError, WalkFailed
+from modelpool.protocols.overflow import (
+    ContextOverflow,
+    already_said,
+    fill,
+    overflow_body,
+    parse_overflow,
+)
 from modelpool.relays.choose import CallStreamRelay, once_relay, stream_relay
 from modelpool.relays.count_tokens import count_tokens as relay_count_tokens
 from modelpool.routing.call import Call
+from modelpool.routing.windows import overflow, pool_windows
 from modelpool.server.asgi import DisconnectWatch, Receive, Scope, Send, header_map, read_body, send_bytes
 from modelpool.walk.walker import CommittedFailure
 
@@ -84,6 +92,9 @@ async def _serve(
             raise ClientError(401, "invalid or missing API key", type="authentication_error")
         body = await read_body(receive, headers, gw.runtime.config.server.max_body)
         call = gw.prepare(ingress.name, ingress.parse(body), headers, body)
+        too_long = overflow(gw.runtime, call)
+        if too_long is not None:  # SPEC §1.7: over every route's window, refused without an attempt
+            raise ContextOverflow(*too_long)
         if isinstance(key, ClientKey):
             trace.key = key.label
             if key.limited:  # SPEC §14: refused here, before any upstream attempt
@@ -92,6 +103,10 @@ async def _serve(
         trace.status, trace.outcome = err.status, "rejected"
         if isinstance(err, Refused):  # a key's limit (SPEC §14): type, limit and reset in the body
             await send_bytes(send, err.status, err.body(ingress.name), [trace.header, *err.headers()])
+            return
+        if isinstance(err, ContextOverflow):
+            trace.outcome = "overflow"
+            await send_bytes(send, 400, overflow_body(ingress.name, err.tokens, err.maximum), [trace.header])
             return
         await send_bytes(send, err.status, ingress.client_error(err), [trace.header])
         return
@@ -127,7 +142,7 @@ async def _once(
         await walker.run(trace.timed(relay.attempt, gw.observer.in_flight))
     except WalkFailed as err:
         watch.finish()
-        status, body = _failed_reply(ingress, relay.native_error, err)
+        status, body = _failed_reply(gw, ingress, call, relay.native_error, err)
         trace.status, trace.outcome = status, "failed"
         await send_bytes(send, status, body, [trace.header])
         return
@@ -167,7 +182,7 @@ async def _stream(
             await emit(_stream_error(ingress, relay, err))
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         else:
-            status, body = _failed_reply(ingress, relay.native_error, err)
+            status, body = _failed_reply(gw, ingress, call, relay.native_error, err)
             trace.status = status
             await send_bytes(send, status, body, [trace.header])
         return
@@ -187,14 +202,36 @@ def _stream_error(ingress: Ingress, relay: CallStreamRelay, err: WalkFailed) -> 
 
 
 def _failed_reply(
-    ingress: Ingress, native_error: tuple[int, bytes] | None, err: WalkFailed
+    gw: Engine, ingress: Ingress, call: Call, native_error: tuple[int, bytes] | None, err: WalkFailed
 ) -> tuple[int, bytes]:
     """A walk that ended on the request's own fault, last refused by a route speaking the client's
-    dialect, answers with that route's 4xx body unchanged (SPEC §1.6); otherwise modelpool's error."""
+    dialect, answers with that route's 4xx body unchanged (SPEC §1.6); otherwise modelpool's error.
+    An upstream's context overflow, native or translated, is said in the client's dialect's own words
+    (SPEC §1.7), whatever words the upstream used."""
     kinds = {a.kind for a in err.attempts}
+    if kinds == {"request"}:
+        mapped = _overflow_reply(gw, ingress, call, native_error, err)
+        if mapped is not None:
+            return 400, mapped
     if native_error is not None and kinds == {"request"} and err.attempts[-1].status == native_error[0]:
         return native_error
     return err.status, ingress.walk_failed(err)
+
+
+def _overflow_reply(
+    gw: Engine, ingress: Ingress, call: Call, native_error: tuple[int, bytes] | None, err: WalkFailed
+) -> bytes | None:
+    last = err.attempts[-1]
+    text = native_error[1].decode("utf-8", "replace") if native_error is not None else last.message
+    found = parse_overflow(text) or parse_overflow(last.message)
+    if found is None:
+        return None
+    if native_error is not None and already_said(ingress.name, native_error[1]):
+        return native_error[1]  # the upstream said it in the client's own words: its body unchanged
+    route = gw.runtime.catalog.routes.get(last.route)
+    window = route.capabilities.context_window if route is not None else None
+    tokens, maximum = fill(found, call.est_tokens, window or pool_windows(gw.runtime, call.pool).largest)
+    return overflow_body(ingress.name, tokens, maximum)
 
 
 async def count_tokens(gw: Engine, scope: Scope, receive: Receive, send: Send) -> None:
@@ -232,29 +269,3 @@ def _count_call(gw: Engine, req: dict[str, Any], headers: dict[str, str]) -> Cal
         if err.status == 404:
             return None
         raise
-
-
-def models_payload(gw: Engine) -> dict[str, Any]:
-    """OpenAI list shape with modelpool's extra fields per pool (SPEC §1.1)."""
-    rt = gw.runtime
-    data: list[dict[str, Any]] = []
-    created = int(gw.started_at)
-    for pool in rt.catalog.pools.values():
-        caps = pool.capabilities
-        data.append(
-            {
-                "id": pool.id,
-                "object": "model",
-                "created": created,
-                "owned_by": "modelpool",
-                "name": pool.name,
-                "routes": [r.key for r in pool.routes],
-                "context_window": caps.context_window,
-                "efforts": list(caps.efforts) if caps.efforts is not None else None,
-                "input_modalities": list(caps.input_modalities)
-                if caps.input_modalities is not None
-                else ["text"],
-                "tools": caps.tools,
-            }
-        )
-    return {"object": "list", "data": data}

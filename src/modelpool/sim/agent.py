@@ -53,12 +53,19 @@ class ToolCall:
 
 
 def codex_patch(task: AgentTask) -> str:
-    """An apply_patch body in Codex's format that adds the file."""
-    lines = task.content.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # a trailing newline ends the last `+` line, it is not an extra empty line
-    body = "".join(f"+{line}\n" for line in lines)
+    """An apply_patch body in Codex's format that adds the file (or, for an edit, updates it)."""
+    body = _patch_lines("+", task.content)
+    if task.replaces is not None:
+        hunk = _patch_lines("-", task.replaces) + body
+        return f"*** Begin Patch\n*** Update File: {task.file}\n@@\n{hunk}*** End Patch"
     return f"*** Begin Patch\n*** Add File: {task.file}\n{body}*** End Patch"
+
+
+def _patch_lines(sign: str, text: str) -> str:
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # a trailing newline ends the last line, it is not an extra empty line
+    return "".join(f"{sign}{line}\n" for line in lines)
 
 
 def shell_script(task: AgentTask) -> str:

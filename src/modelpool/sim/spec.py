@@ -147,6 +147,9 @@ class AgentTask:
     path: str | None = "hello.txt"  # None: the file the user's prompt names (the demo, `for_prompt`)
     content: str = "hello from modelpool\n"
     done: str | None = None  # the closing text; default "Done: wrote <path>"
+    # An edit of an existing file: these lines become `content` (Codex's `apply_patch` gets an
+    # `*** Update File` hunk; a Write-like tool writes the whole new content).
+    replaces: str | None = None
 
     def for_prompt(self, texts: list[str]) -> AgentTask | None:
         """This task for a conversation whose user turns are `texts`: as it is when it names its file,
@@ -162,7 +165,7 @@ class AgentTask:
                 continue
             said = _CONTENT_IN_PROMPT.search(text[found.end() :])
             content = said.group(1).strip().strip("\"'“”") + "\n" if said else self.content
-            return AgentTask(path=found.group(1), content=content, done=self.done)
+            return AgentTask(path=found.group(1), content=content, done=self.done, replaces=self.replaces)
         return None
 
     @property
