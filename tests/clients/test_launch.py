@@ -303,3 +303,26 @@ def test_claude_code_reads_modelpools_overflow_error_as_prompt_too_long(
         proc.stdout
     )
     assert tiny_fleet.calls("anth") == []
+
+
+def test_launch_gemini_writes_a_file(write_fleet: FleetThread, gemini: Path) -> None:
+    """`modelpool launch gemini -- -p …`: Gemini CLI offline with API-key auth, its base URL the gateway and
+    the pool its model, in a private home over the user's own settings (left as they were)."""
+    write_fleet.reset_calls()
+    home, work = user_home()
+    (home / ".gemini").mkdir()
+    (home / ".gemini" / "settings.json").write_text('{"ui": {"theme": "ANSI"}}\n')
+    before = snapshot(home)
+    prompt = f"Create a file {WRITE.path} containing the line: {WRITE.content.strip()}"
+    with gateway(write_fleet, "chat") as gw:
+        shown = launch("gemini", gemini, gw.url, home, work, ["--print"])
+        args = ["--", "-p", prompt, "--approval-mode", "yolo", "--skip-trust"]
+        proc = launch("gemini", gemini, gw.url, home, work, args, {"TMPDIR": str(work.parent)})
+    assert shown.returncode == 0, shown.stderr
+    assert f"GOOGLE_GEMINI_BASE_URL={gw.url}" in shown.stdout and KEY not in shown.stdout, shown.stdout
+    said = f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    assert proc.returncode == 0, said
+    assert (work / WRITE.file).read_text() == WRITE.content, said
+    calls = write_fleet.calls("chat")
+    assert calls and all((c.body or {})["model"] == POOL for c in calls)
+    assert snapshot(home) == before  # the user's settings.json is theirs, unchanged

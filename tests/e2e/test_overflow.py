@@ -8,6 +8,7 @@ client in the same words, on a native attempt and on a translated one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -194,3 +195,34 @@ def test_models_list_in_the_shapes_clients_read(ft: FleetThread) -> None:
     assert entry["context_window"] == WINDOW and entry["apply_patch_tool_type"] == "freeform"
     assert entry["auto_compact_token_limit"] == int(WINDOW * 0.9) and entry["base_instructions"]
     assert entry.get("tool_mode") != "code_mode_only"
+
+
+def _gemini(url: str, model: str, text: str) -> httpx.Response:
+    body = {"contents": [{"role": "user", "parts": [{"text": text}]}]}
+    return httpx.post(
+        f"{url}/v1beta/models/{model}:generateContent", json=body, headers={"x-goog-api-key": KEY}
+    )
+
+
+def test_a_gemini_client_gets_geminis_own_overflow_words(ft: FleetThread) -> None:
+    """Over every window: refused at once; an upstream's overflow: the same words (Gemini CLI reads them)."""
+    ft.reset_calls()
+    with GatewayServer(config(ft, ["chat"])) as gw:
+        refused = _gemini(gw.url, "deepseek-small", LONG)
+    assert refused.status_code == 400 and ft.calls("chat") == []
+    error = refused.json()["error"]
+    assert error["status"] == "INVALID_ARGUMENT" and error["code"] == 400
+    assert re.fullmatch(
+        r"The input token count \(\d+\) exceeds the maximum number of tokens allowed \(2048\)\.",
+        error["message"],
+    )
+    ft.set_faults("chat", [Fault("status", status=400, message=LLAMA)])
+    try:
+        with GatewayServer(config(ft, ["chat"])) as gw:
+            upstream = _gemini(gw.url, "deepseek-small", SHORT)
+    finally:
+        ft.set_faults("chat", [])
+    assert upstream.status_code == 400
+    assert upstream.json()["error"]["message"] == (
+        "The input token count (3031) exceeds the maximum number of tokens allowed (2048)."
+    )
