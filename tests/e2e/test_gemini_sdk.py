@@ -266,7 +266,8 @@ def test_failover_mid_walk_gives_one_gemini_stream(first: str, second: str) -> N
 
 def test_hosted_tools_are_left_out_and_named(ft: FleetThread) -> None:
     """googleSearch / codeExecution cannot run on a chat route: left out of the request, named."""
-    cfg = ft.to_config(providers=["chat"], state={"backend": "memory"}, server={"api_keys": [KEY]})
+    server = {"api_keys": [KEY], "admin_token": "tok"}
+    cfg = ft.to_config(providers=["chat"], state={"backend": "memory"}, server=server)
     with GatewayServer(cfg) as gw:
         ft.reset_calls()
         tools = [
@@ -277,11 +278,24 @@ def test_hosted_tools_are_left_out_and_named(ft: FleetThread) -> None:
         r = client(gw.url).models.generate_content(
             model="m1", contents="hi", config=types.GenerateContentConfig(tools=tools)
         )
+        metrics = httpx.get(gw.url + "/metrics", headers={"authorization": "Bearer tok"}).text
     assert r.sdk_http_response and r.sdk_http_response.headers
     dropped = r.sdk_http_response.headers["x-modelpool-dropped"].split(", ")
     assert {"googleSearch", "codeExecution"} <= set(dropped), dropped
     sent = ft.calls("chat")[-1].body
     assert [t["function"]["name"] for t in sent["tools"]] == ["get_weather"]
+    assert 'modelpool_translation_dropped_total{field="googleSearch"} 1.0' in metrics, metrics[-2000:]
+
+    # `lossy_translation: refuse`: the hosted tool is a 400 in Gemini's shape, before any upstream call
+    cfg["pool"] = {"lossy_translation": "refuse"}
+    with GatewayServer(cfg) as gw:
+        ft.reset_calls()
+        with pytest.raises(errors.ClientError) as err:
+            client(gw.url).models.generate_content(
+                model="m1", contents="hi", config=types.GenerateContentConfig(tools=tools)
+            )
+    assert err.value.code == 400 and "googleSearch" in str(err.value.message)
+    assert ft.calls("chat") == []
 
 
 def test_keys_limits_and_usage_count_gemini_calls(ft: FleetThread) -> None:

@@ -140,7 +140,7 @@ def _tool(w: Walk, k: int, tool: dict[str, Any]) -> None:
                 if isinstance(decl, dict):
                     w.extra(decl, f"{at}.functionDeclarations[{d}]", _DECL)
         elif key in HOSTED_TOOLS or _camel(key) in HOSTED_TOOLS:
-            w.lose(f"{at}.{key}", False, _camel(key), why=HOSTED + "; left out")
+            w.lose(f"{at}.{key}", True, _camel(key), why=HOSTED + "; left out", offered=True)
         else:
             w.lose(f"{at}.{key}", False, why="no equivalent")
 
