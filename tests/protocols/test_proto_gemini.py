@@ -82,7 +82,10 @@ def test_signatures_dropped_by_name_and_hosted_tools_left_out() -> None:
     losses = translation_losses("gemini", req, "openai")
     names = dropped_names(losses)
     assert {"thoughtSignature", "googleSearch", "codeExecution"} <= set(names)
-    assert not any(lo.changes_answer for lo in losses)  # the model simply lacks those tools
+    # the hosted tools change the answer but are only offered (SPEC §1.6): left out by default, a 400 under
+    # `refuse`; the signature changes nothing
+    assert {lo.field for lo in losses if lo.changes_answer} == {"googleSearch", "codeExecution"}
+    assert all(lo.offered for lo in losses if lo.changes_answer)
     out = translate_request_for("gemini", req, "openai")
     assert [t["function"]["name"] for t in out["tools"]] == ["f"]
     assert out["messages"][1]["reasoning_content"] == "thinking"
