@@ -160,6 +160,7 @@ class ModelInfoIndex:
     def __init__(self, model_info: Mapping[str, ModelInfo]) -> None:
         self.exact: dict[str, tuple[int, ModelInfo]] = {}
         self.globs: list[tuple[str, ModelInfo]] = []
+        self.keys = list(model_info)
         for position, (key, info) in enumerate(model_info.items()):
             self.exact.setdefault(key.strip().lower(), (position, info))  # first of equal keys wins
             if has_wildcard(key):
@@ -168,12 +169,18 @@ class ModelInfoIndex:
     def lookup(self, model_id: str, normalized: str) -> ModelInfo | None:
         """An exact key (id or normalized id) beats globs; of two exact keys the earlier; first glob wins.
         (A key without a wildcard matches as a glob only where it matches exactly: the dict covers it.)"""
+        found = self.lookup_key(model_id, normalized)
+        return found[1] if found is not None else None
+
+    def lookup_key(self, model_id: str, normalized: str) -> tuple[str, ModelInfo] | None:
+        """`lookup`, with the key that matched (status names the layer a route's limits come from)."""
         hits = [hit for hit in (self.exact.get(model_id.lower()), self.exact.get(normalized)) if hit]
         if hits:
-            return min(hits, key=lambda hit: hit[0])[1]
+            position, info = min(hits, key=lambda hit: hit[0])
+            return self.keys[position], info
         for key, info in self.globs:
             if glob_match(key, model_id) or glob_match(key, normalized):
-                return info
+                return key, info
         return None
 
 

@@ -60,6 +60,44 @@ def render_pools(data: dict[str, Any]) -> None:
     console.print(table)
 
 
+def _render_quota(rows: list[dict[str, Any]]) -> None:
+    """SPEC §3.8: the routes demoted for their announced quota, and until when."""
+    low = [(r["route"], r["quota"]["low"]) for r in rows if (r.get("quota") or {}).get("low")]
+    if low:
+        console.print("[bold]quota seen running out[/]")
+        for route, why in low:
+            console.print(f"  {route}: {escape(why)}")
+
+
+TIMEOUT_KEYS = ("connect", "first_byte", "idle", "response")
+
+
+def _render_timeouts(rows: list[dict[str, Any]]) -> None:
+    """SPEC §3.9: each route's time limits in force and the layer each comes from. Routes on the defaults
+    alone are summed up in one line (a catalog may hold thousands)."""
+    own = [r for r in rows if any(v["layer"] != "default" for v in (r.get("timeouts") or {}).values())]
+    plain = [r for r in rows if r.get("timeouts") and r not in own]
+    if not own and not plain:
+        return
+    table = Table(title="time limits per route")
+    for col in ("route", *TIMEOUT_KEYS):
+        table.add_column(col)
+    for r in own:
+        cells = [
+            f"{_seconds(r['timeouts'][k]['seconds'])} [{r['timeouts'][k]['layer']}]" for k in TIMEOUT_KEYS
+        ]
+        table.add_row(r["route"], *(escape(c) for c in cells))
+    if plain:
+        t = plain[0]["timeouts"]
+        cells = [f"{_seconds(t[k]['seconds'])} [default]" for k in TIMEOUT_KEYS]
+        table.add_row(f"{len(plain)} other route(s)", *(escape(c) for c in cells))
+    console.print(table)
+
+
+def _seconds(value: float) -> str:
+    return f"{value * 1000:.0f}ms" if value < 1 else f"{value:g}s"
+
+
 def render_status(data: dict[str, Any]) -> None:
     console.print(f"[bold]modelpool {data['version']}[/] — enabled: {data['enabled']}")
     console.print(f"config: {data['config_path'] or '(environment)'} (version {data['config_version']})")
@@ -93,6 +131,8 @@ def render_status(data: dict[str, Any]) -> None:
             r.get("last_error_kind") or "",
         )
     console.print(table)
+    _render_quota(data["ranking"])
+    _render_timeouts(data["ranking"])
     if data["last_failures"]:
         console.print("[bold]last failure seen[/]")
         for f in data["last_failures"]:

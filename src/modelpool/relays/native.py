@@ -63,9 +63,12 @@ def balanced(data: bytes, start: int = 0, end: int | None = None) -> bool:
 
 async def open_stream(client: UpstreamClient, prep: Prepared) -> Response:
     """POST a streamed attempt; its response once the headers arrived (bounded by `first_byte`)."""
+    limits = prep.timeouts or client.timeouts  # the route's own (SPEC §3.9), resolved per runtime
     try:
-        async with asyncio.timeout(client.timeouts.first_byte):
-            return await client.post(prep.url, prep.headers, prep.body)
+        async with asyncio.timeout(limits.first_byte):
+            return await client.post(
+                prep.url, prep.headers, prep.body, route=prep.route, connect=limits.connect
+            )
     except TimeoutError:
         raise AttemptFailure(FailureKind.NETWORK, "timeout waiting for the upstream response") from None
 
@@ -86,6 +89,7 @@ class NativeStream:
         self.usage: Any = None
         self.aggregator = False  # the current attempt's route writes routing records
         self.first_at: float | None = None  # the current attempt's first reasoning/answer event
+        self.limits: Any = None  # the current attempt's route's time limits (SPEC §3.9)
 
     @property
     def started(self) -> bool:
@@ -99,6 +103,7 @@ class NativeStream:
         t0 = time.monotonic()
         self.aggregator = cand.endpoint.aggregator
         self.state.effort = prep.effort
+        self.limits = prep.timeouts
         resp = await self._open(prep)
         try:
             result = await self._relay(resp, t0)
@@ -130,7 +135,7 @@ class NativeStream:
         held: list[bytes] = []  # markup before the first reasoning/answer event
         out: list[bytes] = []
         self.first_at = None
-        reads = UpstreamReads.start(resp.content, self.client.timeouts)
+        reads = UpstreamReads.start(resp.content, self.limits or self.client.timeouts)
         try:
             while True:
                 data = await reads.read(before_first=self.first_at is None)

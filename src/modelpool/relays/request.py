@@ -98,6 +98,9 @@ class Prepared:
     body: bytes
     effort: str | None
     dropped: list[str]  # what the translation could not carry (SPEC §1.6), for x-modelpool-dropped
+    route: str = ""  # the route key: whose quota the reply's rate-limit headers tell (SPEC §3.8)
+    # The route's time limits (SPEC §3.9: `catalog.timeouts.RouteTimeouts`); None: the client's global ones.
+    timeouts: Any = None
 
 
 def encode_request(body: dict[str, Any]) -> bytes:
@@ -159,6 +162,8 @@ class UpstreamRequest:
                 body=call.raw,
                 effort=effort,
                 dropped=dropped,
+                route=cand.key,
+                timeouts=cand.timeouts,
             )
         if native:
             body = dict(drop_sealed_reasoning(call.body) if target == "responses" else call.body)
@@ -188,6 +193,8 @@ class UpstreamRequest:
             body=encode_request(body),
             effort=effort,
             dropped=dropped,
+            route=cand.key,
+            timeouts=cand.timeouts,
         )
 
     def _as_sent(self, cand: Candidate, effort: str | None) -> bool:

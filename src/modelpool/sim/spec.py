@@ -201,6 +201,25 @@ class SimModel:
     cache_creation_tokens: int = 0
     ttft_tail: TtftTail | None = None  # None: the provider's
     schedule: Schedule | None = None  # tok/s over time (overrides `tps` once the first entry is due)
+    # Seconds between two reasoning events (a model thinking at its own pace, SPEC §3.9); None: `tps`.
+    reasoning_pace: float | None = None
+
+
+@dataclass
+class RateLimit:
+    """`requests` / `tokens` per `window` seconds and key (None: that one is not limited); `style` is
+    whose headers announce it."""
+
+    requests: int | None = None
+    tokens: int | None = None
+    window: float = 60.0
+    style: Literal["openai", "anthropic"] = "openai"
+
+    def __post_init__(self) -> None:
+        if self.window <= 0:
+            raise ValueError("RateLimit.window must be > 0")
+        if self.style not in ("openai", "anthropic"):
+            raise ValueError("RateLimit.style is 'openai' or 'anthropic'")
 
 
 @dataclass
@@ -248,8 +267,12 @@ class SimProvider:
     # terminator event (`end_delay` seconds), so a client may hang up between the two.
     keepalive_replies: int | None = None
     end_delay: float = 0.0
+    # Announced limits per key (SPEC §3.8): replies say what is left, a spent window answers 429.
+    rate_limit: RateLimit | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.rate_limit, dict):
+            self.rate_limit = RateLimit(**self.rate_limit)
         if self.dialects is not None:
             unknown = set(self.dialects) - set(DIALECTS)
             if unknown or not self.dialects:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 
 import aiohttp
 import orjson
@@ -47,6 +47,11 @@ class AttemptFailure(Exception):
         self.body = body  # upstream error body (for `request` failures relayed to the client)
 
 
+class QuotaSink(Protocol):
+    def spend(self, route: str) -> None: ...
+    def observe(self, route: str, headers: Mapping[str, str]) -> None: ...
+
+
 class UpstreamClient:
     """Owns the attempts' connection pool and the aiohttp session. Created inside the running loop; closed
     on shutdown."""
@@ -55,6 +60,8 @@ class UpstreamClient:
         self._session: aiohttp.ClientSession | None = None
         self._pool: ConnectionPool | None = None
         self._pool_loop: asyncio.AbstractEventLoop | None = None
+        # SPEC §3.8: where replies with rate-limit headers go (`health.quota.QuotaBook`); None: ignored.
+        self.quota: QuotaSink | None = None
         self.set_timeouts(timeouts)
 
     def set_timeouts(self, timeouts: TimeoutsConfig) -> None:
@@ -98,19 +105,36 @@ class UpstreamClient:
             await self._pool.close()
         self._pool = None
 
-    async def post(self, url: str, headers: Iterable[tuple[str, str]], body: bytes) -> Response:
+    async def post(
+        self,
+        url: str,
+        headers: Iterable[tuple[str, str]],
+        body: bytes,
+        *,
+        route: str = "",
+        connect: float | None = None,
+    ) -> Response:
         """POST and return the response once headers arrived and the status is 2xx.
 
-        Any failure before that is raised as an `AttemptFailure` already classified.
+        Any failure before that is raised as an `AttemptFailure` already classified. `route`: whose
+        quota the answer's rate-limit headers announce (SPEC §3.8, `on_quota`); `connect`: the route's
+        own connect limit (SPEC §3.9), else the global one.
         """
         hdrs = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
         hdrs.update(headers)
+        quota = self.quota
+        if quota is not None and route:
+            quota.spend(route)
         try:
-            resp = await self.pool.request("POST", url, hdrs, body, self.timeouts.connect)
+            resp = await self.pool.request(
+                "POST", url, hdrs, body, self.timeouts.connect if connect is None else connect
+            )
         except TimeoutError as exc:
             raise AttemptFailure(FailureKind.NETWORK, f"timeout: {exc or 'connecting'}") from exc
         except OSError as exc:  # refused, reset, DNS, TLS, a malformed answer (UpstreamConnectionError)
             raise AttemptFailure(FailureKind.NETWORK, f"{type(exc).__name__}: {exc}") from exc
+        if resp.quota and quota is not None:
+            quota.observe(route, resp.headers)  # read after this step, not here
         if resp.status >= 400:
             raise await failure_from_response(resp)
         return resp
