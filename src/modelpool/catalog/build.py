@@ -169,19 +169,25 @@ class ModelInfoIndex:
     def lookup(self, model_id: str, normalized: str) -> ModelInfo | None:
         """An exact key (id or normalized id) beats globs; of two exact keys the earlier; first glob wins.
         (A key without a wildcard matches as a glob only where it matches exactly: the dict covers it.)"""
-        found = self.lookup_key(model_id, normalized)
-        return found[1] if found is not None else None
-
-    def lookup_key(self, model_id: str, normalized: str) -> tuple[str, ModelInfo] | None:
-        """`lookup`, with the key that matched (status names the layer a route's limits come from)."""
         hits = [hit for hit in (self.exact.get(model_id.lower()), self.exact.get(normalized)) if hit]
         if hits:
-            position, info = min(hits, key=lambda hit: hit[0])
-            return self.keys[position], info
+            return min(hits, key=lambda hit: hit[0])[1]
         for key, info in self.globs:
             if glob_match(key, model_id) or glob_match(key, normalized):
-                return key, info
+                return info
         return None
+
+    def matches(self, model_id: str, normalized: str) -> list[tuple[str, ModelInfo]]:
+        """Every entry that matches the model, the most specific first (exact keys, earlier first, then
+        globs in order), with its key: a route's time limits are merged over all of them key by key, so
+        `"*-reasoner": {timeouts: …}` applies beside an exact entry that sets capabilities only."""
+        exact = dict(hit for hit in (self.exact.get(model_id.lower()), self.exact.get(normalized)) if hit)
+        out = [(self.keys[pos], exact[pos]) for pos in sorted(exact)]
+        seen = {key for key, _ in out}
+        for key, info in self.globs:
+            if key not in seen and (glob_match(key, model_id) or glob_match(key, normalized)):
+                out.append((key, info))
+        return out
 
 
 def model_info_for(model_info: Mapping[str, ModelInfo], model_id: str, normalized: str) -> ModelInfo | None:

@@ -42,15 +42,17 @@ def defaults(timeouts: TimeoutsConfig) -> RouteTimeouts:
 def resolve_timeouts(
     config: Config, provider: ProviderConfig | None, route: Route, index: ModelInfoIndex | None = None
 ) -> RouteTimeouts:
-    """The route's limits: per key the model's own, else the provider's, else the top level's."""
+    """The route's limits: per key the model's own (the most specific `model_info` entry that sets it),
+    else the provider's, else the top level's."""
     values: list[float] = [getattr(config.timeouts, k) for k in TIMEOUT_KEYS]
     layers = [DEFAULT_LAYER] * 4
     if provider is None:
         return defaults(config.timeouts)
-    found = (index or ModelInfoIndex(provider.model_info)).lookup_key(route.model_id, route.normalized)
+    found = (index or ModelInfoIndex(provider.model_info)).matches(route.model_id, route.normalized)
+    # Least specific first, each later layer overriding the keys it sets: the provider, then the
+    # matching `model_info` entries from the last glob to the first exact key.
     overrides = [("provider", provider.timeouts)]
-    if found is not None:
-        overrides.append((f"model_info {found[0]}", found[1].timeouts))
+    overrides += [(f"model_info {key}", info.timeouts) for key, info in reversed(found)]
     for layer, over in overrides:
         if over is None:
             continue

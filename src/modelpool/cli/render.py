@@ -73,25 +73,26 @@ TIMEOUT_KEYS = ("connect", "first_byte", "idle", "response")
 
 
 def _render_timeouts(rows: list[dict[str, Any]]) -> None:
-    """SPEC §3.9: each route's time limits in force and the layer each comes from. Routes on the defaults
-    alone are summed up in one line (a catalog may hold thousands)."""
+    """SPEC §3.9: each route's time limits in force and the layer each comes from, one line per route
+    (unwrapped, so a line stays greppable). Routes on the defaults alone are summed up in one line (a
+    catalog may hold thousands)."""
     own = [r for r in rows if any(v["layer"] != "default" for v in (r.get("timeouts") or {}).values())]
     plain = [r for r in rows if r.get("timeouts") and r not in own]
     if not own and not plain:
         return
-    table = Table(title="time limits per route")
-    for col in ("route", *TIMEOUT_KEYS):
-        table.add_column(col)
+    console.print("[bold]time limits per route[/]")
     for r in own:
-        cells = [
-            f"{_seconds(r['timeouts'][k]['seconds'])} [{r['timeouts'][k]['layer']}]" for k in TIMEOUT_KEYS
-        ]
-        table.add_row(r["route"], *(escape(c) for c in cells))
+        console.print(f"  {escape(r['route'])}: {_limits(r['timeouts'])}", soft_wrap=True)
     if plain:
-        t = plain[0]["timeouts"]
-        cells = [f"{_seconds(t[k]['seconds'])} [default]" for k in TIMEOUT_KEYS]
-        table.add_row(f"{len(plain)} other route(s)", *(escape(c) for c in cells))
-    console.print(table)
+        console.print(f"  {len(plain)} other route(s): {_limits(plain[0]['timeouts'])}", soft_wrap=True)
+
+
+def _limits(timeouts: dict[str, Any]) -> str:
+    parts = [
+        f"{k} {_seconds(timeouts[k]['seconds'])} [dim]{escape('[' + timeouts[k]['layer'] + ']')}[/]"
+        for k in TIMEOUT_KEYS
+    ]
+    return " · ".join(parts)
 
 
 def _seconds(value: float) -> str:
