@@ -21,6 +21,7 @@ import orjson
 
 from modelpool.config.schema import TimeoutsConfig
 from modelpool.health.classify import FailureKind, classify, parse_retry_after
+from modelpool.health.quota import announces_quota
 from modelpool.upstream.http1 import ConnectionPool, Response
 
 MAX_ERROR_BODY = 64 * 1024  # an error body is read for classification, never relayed whole
@@ -133,7 +134,7 @@ class UpstreamClient:
             raise AttemptFailure(FailureKind.NETWORK, f"timeout: {exc or 'connecting'}") from exc
         except OSError as exc:  # refused, reset, DNS, TLS, a malformed answer (UpstreamConnectionError)
             raise AttemptFailure(FailureKind.NETWORK, f"{type(exc).__name__}: {exc}") from exc
-        if resp.quota and quota is not None:
+        if quota is not None and announces_quota(resp.headers):
             quota.observe(route, resp.headers)  # read after this step, not here
         if resp.status >= 400:
             raise await failure_from_response(resp)

@@ -146,19 +146,14 @@ class BodyReader:
             self._waiter = None
 
 
-_RETRY_AFTER = (b"retry-after", b"Retry-After", b"RETRY-AFTER")
-
-
 class Response:
     """One upstream answer: status and headers once they arrived, the body as `content`."""
 
-    __slots__ = ("_conn", "content", "headers", "quota", "reason", "status")
+    __slots__ = ("_conn", "content", "headers", "reason", "status")
 
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
         self.status = 0
-        # A rate-limit header came with the answer (SPEC §3.8): only then are the headers read for quota.
-        self.quota = False
         self.reason = ""
         self.headers: CIMultiDict[str] = CIMultiDict()
         self.content = BodyReader(conn)
@@ -242,10 +237,6 @@ class Connection(asyncio.Protocol):
     def on_header(self, name: bytes, value: bytes) -> None:
         if self.response is not None:
             self.response.headers.add(name.decode("latin-1"), value.decode("latin-1"))
-            # `x-ratelimit-*`, `anthropic-ratelimit-*`, `retry-after` (any case): one or two byte searches
-            # per header, no allocation; the headers themselves are read later, off the request path.
-            if b"atelimit-" in name or b"ateLimit-" in name or name.endswith(_RETRY_AFTER):
-                self.response.quota = True
 
     def on_headers_complete(self) -> None:
         resp = self.response
