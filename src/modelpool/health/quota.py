@@ -20,7 +20,7 @@ import logging
 import math
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -193,6 +193,11 @@ class QuotaBook:
         self.low: dict[str, float] = {}
         self.version = 0
         self._pending: list[tuple[str, Any]] = []
+        # At most the fewest tokens any route announced it has left (a floor: lowered by every reading,
+        # recomputed at most once a second off the request path): when every route has more than a bound
+        # of the call's estimate, the planner's per-route pass is skipped.
+        self.floor = math.inf
+        self._floor_at = 0.0
 
     # -- the request path: a flag seen, the headers kept for later ------------------------------------
 
@@ -230,6 +235,12 @@ class QuotaBook:
                 continue
             if q is not None:
                 self.update(route, q, now)
+        if now - self._floor_at >= 1.0:
+            self._floor_at = now
+            self.floor = min(
+                (q.tokens for q in self.routes.values() if q.tokens is not None and q.tokens_reset > now),
+                default=math.inf,
+            )
 
     def update(self, route: str, q: Quota, now: float | None = None, *, shared: bool = False) -> None:
         """A new reading of a route (its reply, or another replica's) replaces the last."""
@@ -238,6 +249,8 @@ class QuotaBook:
         if shared and old is not None and old.at > q.at:
             return  # this replica saw a newer reply
         self.routes[route] = q
+        if q.tokens is not None and q.tokens < self.floor:
+            self.floor = q.tokens
         was = route in self.low
         self._mark(route, q, now)
         if not shared and self._share is not None and (was or route in self.low):
@@ -275,6 +288,38 @@ class QuotaBook:
                 return f"quota low: {q.tokens} tokens left (call ~{need}) until {clock_text(q.tokens_reset)}"
         return None
 
+    def short(self, cands: Sequence[Any], now: float, call: Any) -> dict[str, str]:
+        """The candidates (anything with a route `key`) short of quota for `call` (anything with
+        `est_tokens`, `raw`, `has_images`), each with its reason. Runs per call while any route announced
+        a quota, so the common case — every route with room — is a dict lookup and two comparisons per
+        route: no reason text, and the call's token estimate (a walk over its body) only when a route's
+        tokens left are below a bound of it (half the body's bytes: ~4 characters a token plus 4 per
+        message can never exceed it, unless images count their fixed 1000)."""
+        reserve_requests, reserve_tokens, enabled = self._reserve()
+        if not enabled:
+            return {}
+        routes = self.routes
+        raw = getattr(call, "raw", b"")
+        bound = len(raw) // 2 + reserve_tokens + 1 if raw and not getattr(call, "has_images", False) else None
+        if bound is not None and not self.low and self.floor >= bound:
+            return {}  # every route has room for requests and for any call of this size
+        need: int | None = None
+        out: dict[str, str] = {}
+        for c in cands:
+            q = routes.get(c.key)
+            if q is None:
+                continue
+            if q.requests is not None and q.requests < reserve_requests and q.requests_reset > now:
+                out[c.key] = f"quota low: {q.requests} requests left until {clock_text(q.requests_reset)}"
+            elif q.tokens is not None and q.tokens_reset > now and (bound is None or q.tokens < bound):
+                if need is None:
+                    need = int(call.est_tokens) + reserve_tokens
+                if q.tokens < need:
+                    out[c.key] = (
+                        f"quota low: {q.tokens} tokens left (call ~{need}) until {clock_text(q.tokens_reset)}"
+                    )
+        return out
+
     def any_known(self) -> bool:
         return bool(self.routes)
 
@@ -291,4 +336,5 @@ class QuotaBook:
     def clear(self) -> None:
         self.routes.clear()
         self.low.clear()
+        self.floor = math.inf
         self.version += 1

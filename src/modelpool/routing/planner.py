@@ -236,13 +236,7 @@ class Planner:
         book = self.quota
         if book is None or not book.routes or call.purpose:
             return cands
-        why_low = book.why_low
-        est = lambda: call.est_tokens  # noqa: E731 - read only for a route with a known token budget
-        low: dict[str, str] = {}
-        for c in cands:
-            why = why_low(c.key, now, est)
-            if why is not None:
-                low[c.key] = why
+        low = book.short(cands, now, call)
         if not low or len(low) == len(cands):
             return cands
         front = [c for c in cands if c.key not in low]
