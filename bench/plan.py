@@ -49,6 +49,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--calls", type=int, default=5000, help="calls per repeat")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--after-result", action="store_true", help="one recorded result before each plan")
+    ap.add_argument(
+        "--quota",
+        action="store_true",
+        help="every route announced room left of a rate limit (SPEC §3.8: the quota gate runs)",
+    )
     ap.add_argument("--json", type=Path, help="write the full results here")
     ap.add_argument("--markdown", action="store_true", help="print a block ready for bench/RESULTS.md")
     return ap.parse_args(argv)
@@ -76,11 +81,19 @@ def config(strategy: str) -> dict[str, Any]:
     }
 
 
-def gateway(strategy: str) -> Any:
+def gateway(strategy: str, quota: bool = False) -> Any:
     from modelpool.gateway import Gateway
     from modelpool.walk.walker import AttemptResult
 
     gw = Gateway.from_config(config(strategy))
+    if quota:  # what an OpenAI upstream announces on every reply: plenty left of both budgets
+        from modelpool.health.quota import Quota
+
+        future = time.time() + 3600
+        for key in gw.runtime.catalog.routes:
+            gw.quota.update(
+                key, Quota(requests=5000, requests_reset=future, tokens=800_000, tokens_reset=future)
+            )
     keys = list(gw.runtime.catalog.routes)
     if len(keys) != N_ROUTES:
         raise RuntimeError(f"expected {N_ROUTES} routes, the catalog has {len(keys)}")
@@ -109,11 +122,12 @@ clock = time.process_time
 
 
 HEADERS = {"authorization": "Bearer x"}
+RAW = orjson.dumps(BODY)  # the server hands the planner the body's bytes too (the quota gate's bound)
 
 
 def pin_conversation(gw: Any) -> None:
     """The conversation's second call: its route is pinned."""
-    call = gw.prepare("openai", BODY, HEADERS)
+    call = gw.prepare("openai", BODY, HEADERS, RAW)
     plan = gw.planner.plan(gw.runtime, call, time.time())
     gw.planner.pins.set(call.session_id, call.pool.id, plan.candidates[-1].key, 3600.0, now=time.time())
 
@@ -132,7 +146,7 @@ def recorder(gw: Any) -> Any:
 
 
 def plan_shape(gw: Any) -> dict[str, int]:
-    plan = gw.planner.plan(gw.runtime, gw.prepare("openai", BODY, HEADERS), time.time())
+    plan = gw.planner.plan(gw.runtime, gw.prepare("openai", BODY, HEADERS, RAW), time.time())
     return {
         "candidates": len(plan.candidates),
         "skipped": len(plan.skipped),
@@ -146,23 +160,23 @@ def measure(gw: Any, calls: int, repeats: int, pinned: bool, after_result: bool 
     if pinned:
         pin_conversation(gw)
     for _ in range(min(calls, 2000)):  # warm-up (caches, the memoised base order, the allocator): unmeasured
-        planner.plan(rt, gw.prepare("openai", BODY, HEADERS), time.time())
+        planner.plan(rt, gw.prepare("openai", BODY, HEADERS, RAW), time.time())
     if after_result:
         return measure_after_result(gw, calls, repeats)
     prep, plan_us, both = [], [], []
     for _ in range(repeats):
         t0 = clock()
         for _ in range(calls):
-            gw.prepare("openai", BODY, HEADERS)
+            gw.prepare("openai", BODY, HEADERS, RAW)
         t1 = clock()
-        call = gw.prepare("openai", BODY, HEADERS)
+        call = gw.prepare("openai", BODY, HEADERS, RAW)
         now = time.time()
         t2 = clock()
         for _ in range(calls):
             planner.plan(rt, call, now)
         t3 = clock()
         for _ in range(calls):
-            planner.plan(rt, gw.prepare("openai", BODY, HEADERS), time.time())
+            planner.plan(rt, gw.prepare("openai", BODY, HEADERS, RAW), time.time())
         t4 = clock()
         prep.append((t1 - t0) / calls * 1e6)
         plan_us.append((t3 - t2) / calls * 1e6)
@@ -184,7 +198,7 @@ def measure_after_result(gw: Any, calls: int, repeats: int) -> dict[str, float]:
         t0 = clock()
         for i in range(calls):
             record(i)
-            planner.plan(rt, gw.prepare("openai", BODY, HEADERS), time.time())
+            planner.plan(rt, gw.prepare("openai", BODY, HEADERS, RAW), time.time())
         t1 = clock()
         for i in range(calls):
             record(i)
@@ -205,13 +219,14 @@ def main(argv: list[str] | None = None) -> int:
     doc: dict[str, Any] = {"date": now_utc(), "command": command_line(), "machine": machine_info()}
     rows, results = [], {}
     for strategy in [s.strip() for s in args.strategies.split(",") if s.strip()]:
-        gw = gateway(strategy)
+        gw = gateway(strategy, args.quota)
         for pinned in (False, True):
             r = measure(gw, args.calls, args.repeats, pinned, args.after_result)
             name = (
                 strategy
                 + (" (sticky pin)" if pinned else "")
                 + (" after a result" if args.after_result else "")
+                + (" with announced quota" if args.quota else "")
             )
             results[name] = r
             rows.append(

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from modelpool.catalog import Catalog
+from modelpool.catalog.timeouts import RouteTimeouts, resolve_timeouts
 from modelpool.config.schema import Config, PeriodCost, ProviderConfig
 from modelpool.periods import PeriodPolicy
 from modelpool.upstream.providers import ProviderEndpoint
@@ -81,6 +82,16 @@ class Runtime:
         if table is None:
             table = _ByRoute(self, lambda r: self.cost(r.provider_id, peak=peak))
             self.memo[("route_costs", peak)] = table
+        return table
+
+    def route_timeouts(self) -> Mapping[str, RouteTimeouts]:
+        """Each route's time limits in force (SPEC §3.9), by route key, resolved once per snapshot."""
+        table: Mapping[str, RouteTimeouts] | None = self.memo.get("route_timeouts")
+        if table is None:
+            table = _ByRoute(
+                self, lambda r: resolve_timeouts(self.config, self.providers.get(r.provider_id), r)
+            )
+            self.memo["route_timeouts"] = table
         return table
 
     def prices(self) -> PriceBook:

@@ -160,6 +160,7 @@ class ModelInfoIndex:
     def __init__(self, model_info: Mapping[str, ModelInfo]) -> None:
         self.exact: dict[str, tuple[int, ModelInfo]] = {}
         self.globs: list[tuple[str, ModelInfo]] = []
+        self.keys = list(model_info)
         for position, (key, info) in enumerate(model_info.items()):
             self.exact.setdefault(key.strip().lower(), (position, info))  # first of equal keys wins
             if has_wildcard(key):
@@ -175,6 +176,18 @@ class ModelInfoIndex:
             if glob_match(key, model_id) or glob_match(key, normalized):
                 return info
         return None
+
+    def matches(self, model_id: str, normalized: str) -> list[tuple[str, ModelInfo]]:
+        """Every entry that matches the model, the most specific first (exact keys, earlier first, then
+        globs in order), with its key: a route's time limits are merged over all of them key by key, so
+        `"*-reasoner": {timeouts: …}` applies beside an exact entry that sets capabilities only."""
+        exact = dict(hit for hit in (self.exact.get(model_id.lower()), self.exact.get(normalized)) if hit)
+        out = [(self.keys[pos], exact[pos]) for pos in sorted(exact)]
+        seen = {key for key, _ in out}
+        for key, info in self.globs:
+            if key not in seen and (glob_match(key, model_id) or glob_match(key, normalized)):
+                out.append((key, info))
+        return out
 
 
 def model_info_for(model_info: Mapping[str, ModelInfo], model_id: str, normalized: str) -> ModelInfo | None:

@@ -139,12 +139,12 @@ UNMAPPED_REASONS: dict[str, str] = {
     "alerting": "no alerting integration: scrape /metrics",
     "tags": "modelpool has no tag routing",
     "enable_tag_filtering": "modelpool has no tag routing",
-    "rpm": "modelpool enforces no per-route rate limits; a 429 rests the route (at least Retry-After)",
-    "tpm": "modelpool enforces no per-route rate limits; a 429 rests the route (at least Retry-After)",
+    "rpm": "not enforced: modelpool reads the limits the upstream announces (pool.quota) and rests on a 429",
+    "tpm": "not enforced: modelpool reads the limits the upstream announces (pool.quota) and rests on a 429",
     "max_parallel_requests": "modelpool enforces no concurrency limits per route",
     "max_retries": "per-deployment retries: modelpool has one `pool.retries_per_route` for all routes",
-    "timeout": "per-deployment timeouts: modelpool has one `timeouts` block for all routes",
-    "stream_timeout": "per-deployment timeouts: modelpool has one `timeouts` block for all routes",
+    "timeout": "not carried over: set `providers[].timeouts.response` (or a `model_info` entry's) by hand",
+    "stream_timeout": "not carried over: set `providers[].timeouts.first_byte` (or a model_info entry's)",
     "environment_variables": "set these in the environment (modelpool reads `${VAR}` and `api_key_env`)",
 }
 GENERIC_REASON = "no modelpool counterpart"

@@ -60,6 +60,45 @@ def render_pools(data: dict[str, Any]) -> None:
     console.print(table)
 
 
+def _render_quota(rows: list[dict[str, Any]]) -> None:
+    """SPEC §3.8: the routes demoted for their announced quota, and until when."""
+    low = [(r["route"], r["quota"]["low"]) for r in rows if (r.get("quota") or {}).get("low")]
+    if low:
+        console.print("[bold]quota seen running out[/]")
+        for route, why in low:
+            console.print(f"  {route}: {escape(why)}")
+
+
+TIMEOUT_KEYS = ("connect", "first_byte", "idle", "response")
+
+
+def _render_timeouts(rows: list[dict[str, Any]]) -> None:
+    """SPEC §3.9: each route's time limits in force and the layer each comes from, one line per route
+    (unwrapped, so a line stays greppable). Routes on the defaults alone are summed up in one line (a
+    catalog may hold thousands)."""
+    own = [r for r in rows if any(v["layer"] != "default" for v in (r.get("timeouts") or {}).values())]
+    plain = [r for r in rows if r.get("timeouts") and r not in own]
+    if not own and not plain:
+        return
+    console.print("[bold]time limits per route[/]")
+    for r in own:
+        console.print(f"  {escape(r['route'])}: {_limits(r['timeouts'])}", soft_wrap=True)
+    if plain:
+        console.print(f"  {len(plain)} other route(s): {_limits(plain[0]['timeouts'])}", soft_wrap=True)
+
+
+def _limits(timeouts: dict[str, Any]) -> str:
+    parts = [
+        f"{k} {_seconds(timeouts[k]['seconds'])} [dim]{escape('[' + timeouts[k]['layer'] + ']')}[/]"
+        for k in TIMEOUT_KEYS
+    ]
+    return " · ".join(parts)
+
+
+def _seconds(value: float) -> str:
+    return f"{value * 1000:.0f}ms" if value < 1 else f"{value:g}s"
+
+
 def render_status(data: dict[str, Any]) -> None:
     console.print(f"[bold]modelpool {data['version']}[/] — enabled: {data['enabled']}")
     console.print(f"config: {data['config_path'] or '(environment)'} (version {data['config_version']})")
@@ -93,6 +132,8 @@ def render_status(data: dict[str, Any]) -> None:
             r.get("last_error_kind") or "",
         )
     console.print(table)
+    _render_quota(data["ranking"])
+    _render_timeouts(data["ranking"])
     if data["last_failures"]:
         console.print("[bold]last failure seen[/]")
         for f in data["last_failures"]:

@@ -111,12 +111,41 @@ class TimeoutsConfig(_Model):
     response: Duration = 600.0  # non-streaming: until the whole answer arrived
 
 
+TIMEOUT_KEYS = ("connect", "first_byte", "idle", "response")
+
+
+class TimeoutsOverride(_Model):
+    """A provider's or a model's own limits (SPEC §3.9): each key it sets wins over the layer below it,
+    the keys it leaves out are inherited (`catalog.timeouts`)."""
+
+    connect: Duration | None = None
+    first_byte: Duration | None = None
+    idle: Duration | None = None
+    response: Duration | None = None
+
+
+class QuotaReserve(_Model):
+    """What a route must keep of its announced quota to stay first (SPEC §3.8): with fewer requests left
+    than `requests`, or fewer tokens than `tokens` + the call's estimate, it is demoted until its reset."""
+
+    requests: int = Field(default=1, ge=0)
+    tokens: int = Field(default=0, ge=0)
+
+
+class QuotaConfig(_Model):
+    """SPEC §3.8: read the upstreams' rate-limit headers and move calls before the 429."""
+
+    enabled: bool = True
+    reserve: QuotaReserve = Field(default_factory=QuotaReserve)
+
+
 class ModelInfo(_Model):
     context_window: int | None = Field(default=None, gt=0)
     efforts: list[Effort] | None = None
     input: list[Literal["text", "image", "audio", "file"]] | None = None
     tools: bool | None = None
     prices: PricesConfig | None = None  # SPEC §14: this model's prices (USD per 1M tokens)
+    timeouts: TimeoutsOverride | None = None  # SPEC §3.9: this model's own limits
 
     @field_validator("efforts", mode="before")
     @classmethod
@@ -149,6 +178,7 @@ class ProviderConfig(_Model):
     headers: dict[str, str] = Field(default_factory=dict)
     dialects: list[Dialect] | None = None  # None: the kind's default (KIND_DIALECTS)
     base_urls: dict[Dialect, str] = Field(default_factory=dict)  # a dialect's own API root
+    timeouts: TimeoutsOverride | None = None  # SPEC §3.9: this provider's own limits
 
     @field_validator("id")
     @classmethod
@@ -254,6 +284,7 @@ class PoolConfig(_Model):
     prompt_cache: Literal["auto", "off"] = "auto"
     purposes: list[str] = Field(default_factory=lambda: ["compaction", "session-title"])
     hedge: HedgeConfig = Field(default_factory=HedgeConfig)
+    quota: QuotaConfig = Field(default_factory=QuotaConfig)
     speed: SpeedConfig = Field(default_factory=SpeedConfig)
     groups: list[GroupConfig] = Field(default_factory=_default_groups)
 

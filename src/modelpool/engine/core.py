@@ -35,6 +35,8 @@ from modelpool.engine.replica import ReplicaApplier, cursor_key
 from modelpool.engine.responses import continue_response
 from modelpool.events import EventBus, LastPlans, LiveRoute, SessionLog
 from modelpool.fleet import FleetView
+from modelpool.health.quota import SHARED_NS as QUOTA_NS
+from modelpool.health.quota import QuotaBook
 from modelpool.health.registry import HealthRegistry
 from modelpool.hedge.policy import HedgeBudget
 from modelpool.history import SessionHistory, create_history_store
@@ -136,6 +138,15 @@ class Engine:
             lambda: self.client.session, lambda: self.runtime.config.gateway_ranking, clock=clock
         )
         self.priors = CandidatePriors(self.aggregators)
+        # SPEC §3.8: the rate-limit headers of every reply; lowness shared with the other replicas.
+        self.quota = QuotaBook(
+            self._quota_reserve,
+            clock=clock,
+            share=(lambda route, value, ttl: self.state.share(QUOTA_NS, route, value, ttl))
+            if self.state.shared
+            else None,
+        )
+        self.client.quota = self.quota
         self.planner = Planner(
             RegistryMeasurements(self.health),
             self.health.is_resting,
@@ -143,6 +154,7 @@ class Engine:
             prior_tps=self.priors.prior_tps,
             prior_ttft=self.priors.prior_ttft,
             any_resting=self.health.any_resting,
+            quota=self.quota,
         )
         # Shared state (redis): other replicas' changes land in local memory; the round-robin cursor
         # steps are counted globally (in the background, never on the call).
@@ -180,6 +192,10 @@ class Engine:
         self.history = SessionHistory(
             create_history_store(self.state), lambda: self.runtime.config.sessions, clock=clock
         )
+
+    def _quota_reserve(self) -> tuple[int, int, bool]:
+        quota = self.runtime.config.pool.quota
+        return quota.reserve.requests, quota.reserve.tokens, quota.enabled
 
     # ---- construction -------------------------------------------------------------------------
 

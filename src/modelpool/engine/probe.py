@@ -74,7 +74,7 @@ async def probe(gw: Engine, names: list[str], max_requests: int, timeout: float)
 async def _probe_one(gw: Engine, key: str, timeout: float) -> tuple[dict[str, Any], dict[str, Any]]:
     rt = gw.runtime
     route = rt.catalog.routes[key]
-    cand = Candidate(route, rt.endpoints[route.provider_id], ["probe"])
+    cand = Candidate(route, rt.endpoints[route.provider_id], ["probe"], rt.route_timeouts()[route.key])
     pool = rt.catalog.resolve(key)
     body = {"model": route.model_id, "messages": PROBE_MESSAGES, "max_tokens": 1, "stream": False}
     call = Call(ingress="openai", body=body, stream=False, pool=pool, requested_model=key, purpose="probe")

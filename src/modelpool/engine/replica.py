@@ -13,6 +13,8 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+from modelpool.health.quota import SHARED_NS as QUOTA_NS
+
 if TYPE_CHECKING:
     from modelpool.engine import Engine
 
@@ -38,6 +40,8 @@ class ReplicaApplier:
             self._dashboard(key, value)
         elif namespace == "counters" and key.startswith(CURSOR_PREFIX) and isinstance(value, int):
             gw.planner.set_cursor(key[len(CURSOR_PREFIX) :], value)
+        elif namespace == QUOTA_NS:  # SPEC §3.8: a route another replica saw run short (or recover)
+            gw.quota.apply_shared(key, value)
         elif namespace.startswith("live."):  # the fleet view: sessions, events, watchers, answers
             gw.fleet.apply(namespace, key, value)
 

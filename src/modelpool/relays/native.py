@@ -64,9 +64,12 @@ def balanced(data: bytes, start: int = 0, end: int | None = None) -> bool:
 
 async def open_stream(client: UpstreamClient, prep: Prepared) -> Response:
     """POST a streamed attempt; its response once the headers arrived (bounded by `first_byte`)."""
+    limits = prep.timeouts or client.timeouts  # the route's own (SPEC §3.9), resolved per runtime
     try:
-        async with asyncio.timeout(client.timeouts.first_byte):
-            return await client.post(prep.url, prep.headers, prep.body)
+        async with asyncio.timeout(limits.first_byte):
+            return await client.post(
+                prep.url, prep.headers, prep.body, route=prep.route, connect=limits.connect
+            )
     except TimeoutError:
         raise AttemptFailure(FailureKind.NETWORK, "timeout waiting for the upstream response") from None
 
@@ -92,6 +95,7 @@ class NativeStream:
         self.aggregator = False  # the current attempt's route writes routing records
         self.first_at: float | None = None  # the current attempt's first reasoning/answer event
         self._scan = SignatureScan("", call.signed)
+        self.limits: Any = None  # the current attempt's route's time limits (SPEC §3.9)
 
     @property
     def started(self) -> bool:
@@ -107,6 +111,7 @@ class NativeStream:
         self.aggregator = cand.endpoint.aggregator
         self.state.effort = prep.effort
         self._scan = SignatureScan(cand.key, self.call.signed)  # SPEC §3.10: who signed what
+        self.limits = prep.timeouts
         resp = await self._open(prep)
         try:
             result = await self._relay(resp, t0)
@@ -138,7 +143,7 @@ class NativeStream:
         held: list[bytes] = []  # markup before the first reasoning/answer event
         out: list[bytes] = []
         self.first_at = None
-        reads = UpstreamReads.start(resp.content, self.client.timeouts)
+        reads = UpstreamReads.start(resp.content, self.limits or self.client.timeouts)
         try:
             while True:
                 data = await reads.read(before_first=self.first_at is None)

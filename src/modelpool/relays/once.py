@@ -35,11 +35,14 @@ def is_reply(dialect: str, obj: Any) -> bool:
 
 async def post_and_read(client: UpstreamClient, prep: Prepared) -> bytes:
     """One non-streamed upstream request: the body once it arrived whole (bounded by `response`)."""
+    limits = prep.timeouts or client.timeouts  # the route's own (SPEC §3.9), resolved per runtime
     try:
-        async with asyncio.timeout(client.timeouts.response):
-            resp = await client.post(prep.url, prep.headers, prep.body)
+        async with asyncio.timeout(limits.response):
+            resp = await client.post(
+                prep.url, prep.headers, prep.body, route=prep.route, connect=limits.connect
+            )
             try:
-                return await read_body(resp, client.timeouts.idle)
+                return await read_body(resp, limits.idle)
             finally:
                 resp.close()
     except TimeoutError:

@@ -105,6 +105,9 @@ class Prepared:
     # SPEC §14: `stream_options.include_usage` added to a native chat stream whose client did not ask for
     # usage; the relay leaves the usage chunk (and each chunk's `"usage":null`) out of the client's stream.
     usage_added: bool = False
+    route: str = ""  # the route key: whose quota the reply's rate-limit headers tell (SPEC §3.8)
+    # The route's time limits (SPEC §3.9: `catalog.timeouts.RouteTimeouts`); None: the client's global ones.
+    timeouts: Any = None
 
 
 def encode_request(body: dict[str, Any]) -> bytes:
@@ -191,6 +194,8 @@ class UpstreamRequest:
                 effort=effort,
                 dropped=dropped,
                 usage_added=add_usage,
+                route=cand.key,
+                timeouts=cand.timeouts,
             )
         if native:
             body = dict(drop_sealed_reasoning(call.body) if target == "responses" else call.body)
@@ -231,6 +236,8 @@ class UpstreamRequest:
             effort=effort,
             dropped=dropped,
             usage_added=add_usage,
+            route=cand.key,
+            timeouts=cand.timeouts,
         )
 
     def _as_sent(self, cand: Candidate, effort: str | None) -> bool:

@@ -91,7 +91,7 @@ class TranslatingStreamRelay:
         try:
             resp = await open_stream(self.client, prep)
             try:
-                result = await self._relay(resp, t0)
+                result = await self._relay(resp, t0, prep.timeouts)
             except AttemptFailure as failure:
                 resp.close()
                 if t.committed:
@@ -107,11 +107,11 @@ class TranslatingStreamRelay:
         await drain(resp)
         return result
 
-    async def _relay(self, resp: Response, t0: float) -> AttemptResult:
+    async def _relay(self, resp: Response, t0: float, limits: Any = None) -> AttemptResult:
         t = self.t
         assert t is not None
         parser = SSEParser()
-        reads = UpstreamReads.start(resp.content, self.client.timeouts)
+        reads = UpstreamReads.start(resp.content, limits or self.client.timeouts)
         try:
             return await self._pump(t, reads, parser, t0)
         finally:

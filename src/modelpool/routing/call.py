@@ -65,6 +65,9 @@ class Candidate:
     route: Route
     endpoint: ProviderEndpoint
     reasons: list[str] = field(default_factory=list)  # why it stands where it stands
+    # The route's time limits (SPEC §3.9, `catalog.timeouts.RouteTimeouts`), resolved once per runtime;
+    # None: the client's global ones.
+    timeouts: Any = None
     key: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -73,7 +76,7 @@ class Candidate:
     def with_reasons(self, *more: str) -> Candidate:
         """A copy with more reasons: the planner's base candidates are shared by every call of a runtime
         and never change, so a call's own reasons go to its copy."""
-        return Candidate(self.route, self.endpoint, [*self.reasons, *more])
+        return Candidate(self.route, self.endpoint, [*self.reasons, *more], self.timeouts)
 
 
 class Notes(dict[str, list[str]]):

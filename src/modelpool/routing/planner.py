@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from modelpool.catalog.model import Pool, Route
+from modelpool.health.quota import QuotaBook
 from modelpool.pricing.expected import expected_costs, output_estimate
 from modelpool.routing.call import Call, Candidate, Notes, Plan
 from modelpool.routing.fallback import fallback_candidates
@@ -33,6 +34,7 @@ from modelpool.routing.strategies import (
 from modelpool.runtime import Runtime
 
 SPEED = frozenset({"fastest", "throughput", "score"})  # strategies that rank by measured speed
+QUOTA_NOTE = "demoted: quota low"
 HARD_CEILING = 8  # routes one call may try, whatever the config says (rotator seed)
 
 
@@ -46,7 +48,10 @@ class Planner:
         prior_tps: Callable[[Candidate], float | None] | None = None,
         prior_ttft: Callable[[Candidate], float | None] | None = None,
         any_resting: Callable[[float], bool] | None = None,
+        quota: QuotaBook | None = None,
     ) -> None:
+        # SPEC §3.8: what the upstreams announced is left; a route short of it goes behind the others.
+        self.quota = quota
         # Published speed of a route (an aggregator's best inner provider), priors for speed strategies.
         self._prior_tps = prior_tps or (lambda c: None)
         self._prior_ttft = prior_ttft or (lambda c: None)
@@ -221,7 +226,26 @@ class Planner:
                     order = [c, *order[:i], *order[i + 1 :]]
                     break
         # Demotions are applied after the strategy so no strategy can pull a demoted route forward.
-        return self._health_gate(demote(call, order, notes, translating), notes, now)
+        order = self._quota_gate(call, demote(call, order, notes, translating), notes, now)
+        return self._health_gate(order, notes, now)
+
+    def _quota_gate(
+        self, call: Call, cands: Sequence[Candidate], notes: Notes, now: float
+    ) -> Sequence[Candidate]:
+        """SPEC §3.8: a route whose announced quota leaves no room for this call goes to the back until its
+        reset (stable; not a rest). When every route is short, the order stays: one of them may have
+        reset already without saying so."""
+        book = self.quota
+        if book is None or not book.routes or call.purpose:
+            return cands
+        low = book.short(cands, now, call)
+        if not low or len(low) == len(cands):
+            return cands
+        front = [c for c in cands if c.key not in low]
+        back = [c for c in cands if c.key in low]
+        for c in back:
+            notes.add(c.key, f"demoted: {low[c.key]}")  # "demoted: quota low: …" (QUOTA_NOTE)
+        return front + back
 
     def _sticky(
         self, rt: Runtime, call: Call, cands: Sequence[Candidate], notes: Notes, now: float
@@ -238,6 +262,11 @@ class Planner:
             if self._is_resting(c.key, now):
                 self.pins.drop(call.session_id, call.pool.id)  # unhealthy: the strategy decides again
                 notes.add(c.key, "sticky pin dropped: route resting")
+                return cands
+            if c.key in notes and any(n.startswith(QUOTA_NOTE) for n in notes[c.key]):
+                # Short of quota for this call (step 3's demotion): the pin moves like after a demotion.
+                self.pins.drop(call.session_id, call.pool.id)
+                notes.add(c.key, "sticky pin moved: quota low")
                 return cands
             notes.add(c.key, "sticky: this conversation's route")
             return [c, *cands[:i], *cands[i + 1 :]]
@@ -281,7 +310,12 @@ class Planner:
 
     def _forced(self, rt: Runtime, call: Call) -> Plan:
         route = rt.catalog.routes[call.forced_route]  # type: ignore[index]
-        cand = Candidate(route, rt.endpoints[route.provider_id], ["forced by x-modelpool-route"])
+        cand = Candidate(
+            route,
+            rt.endpoints[route.provider_id],
+            ["forced by x-modelpool-route"],
+            rt.route_timeouts()[route.key],
+        )
         return Plan([cand], [], "forced")
 
     def _eligible(
@@ -289,13 +323,14 @@ class Planner:
     ) -> tuple[list[Candidate], list[tuple[str, str]]]:
         eligible: list[Candidate] = []
         skipped: list[tuple[str, str]] = []
+        timeouts = rt.route_timeouts()
         for route in routes:
             ok, why = rt.catalog.route_status(route)
             endpoint = rt.endpoints.get(route.provider_id)
             if not ok or endpoint is None:
                 skipped.append((route.key, why or "provider unavailable"))
                 continue
-            eligible.append(Candidate(route, endpoint))
+            eligible.append(Candidate(route, endpoint, timeouts=timeouts[route.key]))
         return eligible, skipped
 
     def _base(

@@ -80,6 +80,7 @@ def status_report(gw: Engine) -> dict[str, Any]:
     now = gw.clock()
     ranking = []
     last_failures = []
+    limits = rt.route_timeouts()
     for key in rt.catalog.routes:
         h = gw.health.snapshot(key, now)
         candidate, reason = rt.catalog.route_status(key)
@@ -89,6 +90,8 @@ def status_report(gw: Engine) -> dict[str, Any]:
         at = rec.sampled_at if rec is not None else None
         row["sample_age_s"] = round(now - at, 1) if at is not None else None
         row["median_tps"] = round(h.median_tps, 1) if h.median_tps is not None else None
+        row["quota"] = gw.quota.describe(key, now)  # SPEC §3.8: what it announced is left (None: nothing)
+        row["timeouts"] = limits[key].describe()  # SPEC §3.9: its limits in force and their layer
         ranking.append(row)
         if h.last_error:
             last_failures.append(

@@ -15,7 +15,16 @@ from modelpool.sim.fleet import Fleet, FleetThread
 from modelpool.sim.presets import agent_fleet, bench_fleet, demo_fleet, preset, two_route_fleet
 from modelpool.sim.records import CallRecord
 from modelpool.sim.runner import run_sim
-from modelpool.sim.spec import AgentTask, Fault, FleetSpec, InnerProvider, SimModel, SimProvider, TtftTail
+from modelpool.sim.spec import (
+    AgentTask,
+    Fault,
+    FleetSpec,
+    InnerProvider,
+    RateLimit,
+    SimModel,
+    SimProvider,
+    TtftTail,
+)
 from modelpool.sim.text import expected_reasoning, expected_text, expected_tool_arguments
 from modelpool.sim.traffic import TrafficStats, run_traffic
 
@@ -27,6 +36,7 @@ __all__ = [
     "FleetSpec",
     "FleetThread",
     "InnerProvider",
+    "RateLimit",
     "SimModel",
     "SimProvider",
     "TrafficStats",

@@ -26,6 +26,7 @@ DEFAULT_REASONING_TOKENS = 8
 class Speed:
     ttft: float  # seconds before the first reasoning/content chunk
     tps: float  # tokens per second; math.inf = no pacing at all
+    reasoning_pace: float | None = None  # seconds between reasoning events (None: at `tps`)
 
 
 FAST = Speed(0.0, math.inf)
@@ -150,10 +151,12 @@ def _call_id() -> str:
 def model_speed(model: SimModel, provider_ttft: float, provider_tps: float, fast: bool) -> Speed:
     """Fast mode drops the provider-level pacing only: a model that sets its own `ttft`/`tps` keeps them,
     so a benchmark fleet can mix zero-think-time models with paced or slow ones (bench/memory.py)."""
-    if fast and model.ttft is None and model.tps is None:
+    pace = model.reasoning_pace
+    if fast and model.ttft is None and model.tps is None and not pace:
         return FAST
     if fast:
-        return Speed(max(0.0, model.ttft or 0.0), model.tps if model.tps and model.tps > 0 else math.inf)
+        tps = model.tps if model.tps and model.tps > 0 else math.inf
+        return Speed(max(0.0, model.ttft or 0.0), tps, pace)
     ttft = provider_ttft if model.ttft is None else model.ttft
     tps = provider_tps if model.tps is None else model.tps
-    return Speed(max(0.0, ttft), tps if tps and tps > 0 else math.inf)
+    return Speed(max(0.0, ttft), tps if tps and tps > 0 else math.inf, pace)

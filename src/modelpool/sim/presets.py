@@ -14,6 +14,7 @@ from modelpool.sim.spec import (
     Fault,
     FleetSpec,
     InnerProvider,
+    RateLimit,
     SimModel,
     SimProvider,
 )
@@ -220,6 +221,41 @@ def drift_fleet() -> FleetSpec:
     )
 
 
+QUOTA_WINDOW = 10.0  # seconds: bench/quota.py's rate-limit window
+
+
+def quota_fleet(limited: bool = True) -> FleetSpec:
+    """bench/quota.py (SPEC §3.8): three routes serving `m1`, each announcing a small limit of 100 requests
+    per 10 s window and key (10 calls/s; 30 together): `alpha` and `beta` with OpenAI's `x-ratelimit-*`
+    headers (`beta` also 6,000 tokens a window), `gamma` a Messages route with Anthropic's.
+    `limited=False` (`--preset quota-free`): the same routes with no limit at all, the reference."""
+    if not limited:
+        spec = quota_fleet()
+        for p in spec.providers:
+            p.rate_limit = None
+        return spec
+    model = SimModel("m1", output_tokens=12)
+    return FleetSpec(
+        [
+            SimProvider(
+                "alpha", models=[model], ttft=0.01, tps=2000.0, rate_limit=RateLimit(100, None, QUOTA_WINDOW)
+            ),
+            SimProvider(
+                "beta", models=[model], ttft=0.01, tps=2000.0, rate_limit=RateLimit(100, 6000, QUOTA_WINDOW)
+            ),
+            SimProvider(
+                "gamma",
+                kind="anthropic",
+                models=[model],
+                ttft=0.01,
+                tps=2000.0,
+                rate_limit=RateLimit(100, None, QUOTA_WINDOW, style="anthropic"),
+            ),
+        ],
+        seed=28,
+    )
+
+
 AGENT_MODEL = "agent-1"
 
 
@@ -253,6 +289,8 @@ PRESETS: dict[str, Callable[[], FleetSpec]] = {
     "agent": agent_fleet,
     "heavy-tail": heavy_tail_fleet,
     "drift": drift_fleet,
+    "quota": quota_fleet,  # SPEC §3.8: small announced rate limits (bench/quota.py)
+    "quota-free": lambda: quota_fleet(limited=False),  # the same routes without limits (its reference)
     "roster": roster_fleet,  # 906 roster rows, the rotator seed's live scan (issue #21)
     "scale": scale_fleet,  # issue #21: 50 providers × 200 models (sim/scale.py)
 }

@@ -46,6 +46,7 @@ from modelpool.sim.errors import (
 from modelpool.sim.faults import FaultBook
 from modelpool.sim.plan import Plan, Speed, check_capabilities, make_plan, model_speed
 from modelpool.sim.prompt_cache import PromptCache
+from modelpool.sim.ratelimit import RateLimiter
 from modelpool.sim.records import SECRET_HEADERS, CallRecord, Recorder
 from modelpool.sim.request import CallRequest, parse_anthropic, parse_openai, parse_responses
 from modelpool.sim.spec import STATUS_KINDS, Fault, FleetSpec, SimModel, SimProvider, scheduled_tps
@@ -58,6 +59,8 @@ _CHAT_PATHS: dict[str, Dialect] = {
     "/messages": "anthropic",
     "/responses": "responses",
 }
+# The request's slot for the rate-limit headers of its reply (SPEC §3.8).
+QUOTA_HEADERS: web.RequestKey[dict[str, str]] = web.RequestKey("sim.quota_headers", dict)
 MAX_RESPONSE_IDS = 100_000  # stored Responses ids a provider remembers (for `previous_response_id`)
 
 
@@ -68,6 +71,7 @@ class ProviderServer:
         # String seeds hash deterministically (independent of PYTHONHASHSEED).
         self._rng = random.Random(f"{fleet.seed}:{spec.id}")
         self.book = FaultBook(list(spec.faults), self._rng)
+        self.limiter = RateLimiter(spec.rate_limit) if spec.rate_limit is not None else None
         self.recorder = Recorder()
         self._t0 = time.monotonic()  # schedules count from here (reset when the server starts)
         self.aggregator = Aggregator(spec, fleet.fast, self.elapsed) if spec.kind == "vercel" else None
@@ -205,6 +209,9 @@ class ProviderServer:
             rec.status = err.status
             if rec.outcome == "ok":
                 rec.outcome = f"http_{err.status}"
+            announced = request.get(QUOTA_HEADERS)
+            if announced:  # a failed call still says what is left (SPEC §3.8)
+                err.headers = {**announced, **err.headers}
             return err.response(dialect)
         except (ConnectionError, asyncio.CancelledError):
             if rec.outcome == "ok":
@@ -235,6 +242,9 @@ class ProviderServer:
         model = self.spec.model(req.model)
         if model is None:
             raise not_found_model(req.model)
+        if self.limiter is not None:
+            key = request.headers.get("x-api-key") or request.headers.get("Authorization") or ""
+            request[QUOTA_HEADERS] = self.limiter.take(key, req.prompt_tokens + model.output_tokens)
         if self.aggregator is not None:
             return await self._serve_aggregated(request, dialect, rec, req, model)
         fault = self.book.select(req.model)
@@ -242,7 +252,7 @@ class ProviderServer:
         schedule = model.schedule if model.schedule is not None else self.spec.schedule
         tps = scheduled_tps(schedule, self.elapsed(), None)
         if tps is not None:
-            speed = Speed(speed.ttft, tps if tps > 0 else math.inf)
+            speed = Speed(speed.ttft, tps if tps > 0 else math.inf, speed.reasoning_pace)
         return await self._answer(request, dialect, rec, req, model, fault, speed, None)
 
     async def _serve_aggregated(
@@ -328,7 +338,9 @@ class ProviderServer:
                 payload = orjson.dumps({k: v for k, v in orjson.loads(payload).items() if k != "usage"})
             broken = fault is not None and fault.kind in ("cut", "malformed", "error_event")
             rec.content_tokens = 0 if broken else len(plan.content)
-            return await send_body(request, payload, fault, dialect, len(plan.content))
+            return await send_body(
+                request, payload, fault, dialect, len(plan.content), request.get(QUOTA_HEADERS)
+            )
         if dialect == "gemini":
             script = gemini_provider.stream_script(plan)
         elif dialect == "anthropic":
@@ -340,7 +352,7 @@ class ProviderServer:
         progress = [0]
         try:
             resp, rec.content_tokens = await drive(
-                request, script, plan.speed, fault, progress, self.spec.end_delay
+                request, script, plan.speed, fault, progress, self.spec.end_delay, request.get(QUOTA_HEADERS)
             )
         except BaseException:
             rec.content_tokens = progress[0]  # a client that hung up got only these
@@ -443,6 +455,7 @@ class ProviderServer:
             "inner": [i.name for i in self.spec.inner],
             "dialects": list(self.spec.speaks),
             "fast": self.fast,
+            "rate_limited": self.limiter.refused if self.limiter is not None else 0,
         }
 
 

@@ -206,6 +206,25 @@ class SimModel:
     cache_creation_tokens: int = 0
     ttft_tail: TtftTail | None = None  # None: the provider's
     schedule: Schedule | None = None  # tok/s over time (overrides `tps` once the first entry is due)
+    # Seconds between two reasoning events (a model thinking at its own pace, SPEC §3.9); None: `tps`.
+    reasoning_pace: float | None = None
+
+
+@dataclass
+class RateLimit:
+    """`requests` / `tokens` per `window` seconds and key (None: that one is not limited); `style` is
+    whose headers announce it."""
+
+    requests: int | None = None
+    tokens: int | None = None
+    window: float = 60.0
+    style: Literal["openai", "anthropic"] = "openai"
+
+    def __post_init__(self) -> None:
+        if self.window <= 0:
+            raise ValueError("RateLimit.window must be > 0")
+        if self.style not in ("openai", "anthropic"):
+            raise ValueError("RateLimit.style is 'openai' or 'anthropic'")
 
 
 @dataclass
@@ -265,8 +284,12 @@ class SimProvider:
     # USD per 1M tokens written into the provider's config entry (`providers[].prices`, SPEC §14): flat
     # `{input, cached_input, cache_write, output}` or per period `{peak: {...}, off_peak: {...}}`.
     prices: dict[str, Any] | None = None
+    # Announced limits per key (SPEC §3.8): replies say what is left, a spent window answers 429.
+    rate_limit: RateLimit | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.rate_limit, dict):
+            self.rate_limit = RateLimit(**self.rate_limit)
         if self.dialects is not None:
             unknown = set(self.dialects) - {*DIALECTS, "gemini"}
             if unknown or not self.dialects:

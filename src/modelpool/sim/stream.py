@@ -113,14 +113,17 @@ async def drive(
     fault: Fault | None,
     progress: list[int] | None = None,
     end_delay: float = 0.0,
+    extra_headers: dict[str, str] | None = None,
 ) -> tuple[web.StreamResponse, int]:
     """Stream `script`; returns the response and the number of content frames sent (for the call record).
     `progress[0]` counts the content frames written as they go, for a call the client cut short.
     `end_delay` holds the body's end back after the terminator (`SimProvider.end_delay`)."""
     progress = [0] if progress is None else progress
-    resp = web.StreamResponse(status=200, headers=SSE_HEADERS)
+    resp = web.StreamResponse(
+        status=200, headers={**SSE_HEADERS, **extra_headers} if extra_headers else SSE_HEADERS
+    )
     await resp.prepare(request)
-    if fault is None and speed.ttft == 0 and math.isinf(speed.tps):
+    if fault is None and speed.ttft == 0 and math.isinf(speed.tps) and not speed.reasoning_pace:
         # Fast mode: the whole reply in one write.
         await resp.write(
             b"".join((script.head, *script.reasoning, *script.content, script.tail, script.terminator))
@@ -133,7 +136,10 @@ async def drive(
     if speed.ttft > 0:
         await asyncio.sleep(speed.ttft)
     pacer = Pacer(speed.tps)
-    await pacer.send(resp, script.reasoning)
+    if speed.reasoning_pace:  # a model thinking at its own pace: one reasoning event per `pace` seconds
+        await Pacer(1.0 / speed.reasoning_pace).send(resp, script.reasoning)
+    else:
+        await pacer.send(resp, script.reasoning)
     if fault is None or fault.kind not in STREAM_FAULTS:
         fault = None
     kind = fault.kind if fault is not None else None
@@ -166,7 +172,12 @@ async def drive(
 
 
 async def send_body(
-    request: web.BaseRequest, body: bytes, fault: Fault | None, dialect: Dialect, tokens: int = 0
+    request: web.BaseRequest,
+    body: bytes,
+    fault: Fault | None,
+    dialect: Dialect,
+    tokens: int = 0,
+    extra_headers: dict[str, str] | None = None,
 ) -> web.StreamResponse:
     """A non-streamed reply, with the stream faults' nearest non-stream equivalents. `tokens` is the
     answer's length (a trickle holds the body back as long as streaming it would take)."""
@@ -177,7 +188,9 @@ async def send_body(
         await asyncio.sleep(fault.delay)
     if kind == "stall" and fault is not None and (fault.headers or fault.after_tokens > 0):
         # Headers and the first half of the body, then silence: a body that stops flowing mid-way.
-        resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+        resp = web.StreamResponse(
+            status=200, headers={"Content-Type": "application/json", **(extra_headers or {})}
+        )
         resp.content_length = len(body)
         await resp.prepare(request)
         await resp.write(body[: len(body) // 2])
@@ -189,7 +202,9 @@ async def send_body(
         await stall(fault.delay)
     elif kind == "cut":
         # Announce the full length, send half, drop the connection: an incomplete body.
-        resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+        resp = web.StreamResponse(
+            status=200, headers={"Content-Type": "application/json", **(extra_headers or {})}
+        )
         resp.content_length = len(body)
         await resp.prepare(request)
         await resp.write(body[: len(body) // 2])
@@ -201,4 +216,4 @@ async def send_body(
         # Some providers answer 200 with an error object; that is the non-stream twin of a mid-stream error.
         err = stream_error(fault)
         body = orjson.dumps(err.anthropic_body() if dialect == "anthropic" else err.openai_body())
-    return web.Response(status=200, body=body, content_type="application/json")
+    return web.Response(status=200, body=body, content_type="application/json", headers=extra_headers)

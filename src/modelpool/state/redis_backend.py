@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 SHARED_NAMESPACES = ("health", "pins", "dashboard", "roster", "meta")
 # The fleet view (sessions, events, watcher counts): ephemeral items with a TTL, reloaded after an outage
 # like the rest but never kept for a restore — each replica re-shares its own on every (re)connect.
-LIVE_NAMESPACES = ("live.sessions", "live.events", "live.watchers")
+LIVE_NAMESPACES = ("live.sessions", "live.events", "live.watchers", "live.quota")
 HEARTBEAT = 1.0  # an idle writer pings this often, so a dead Redis is noticed without traffic
 MIN_BACKOFF, MAX_BACKOFF = 0.2, 5.0
 BULK_TIMEOUT = 3.0  # loads (start-up, resync) read many keys; they run in the background anyway

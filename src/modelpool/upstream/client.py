@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 
 import aiohttp
 import orjson
 
 from modelpool.config.schema import TimeoutsConfig
 from modelpool.health.classify import FailureKind, classify, parse_retry_after
+from modelpool.health.quota import announces_quota
 from modelpool.upstream.http1 import ConnectionPool, Response
 
 MAX_ERROR_BODY = 64 * 1024  # an error body is read for classification, never relayed whole
@@ -47,6 +48,11 @@ class AttemptFailure(Exception):
         self.body = body  # upstream error body (for `request` failures relayed to the client)
 
 
+class QuotaSink(Protocol):
+    def spend(self, route: str) -> None: ...
+    def observe(self, route: str, headers: Mapping[str, str]) -> None: ...
+
+
 class UpstreamClient:
     """Owns the attempts' connection pool and the aiohttp session. Created inside the running loop; closed
     on shutdown."""
@@ -55,6 +61,8 @@ class UpstreamClient:
         self._session: aiohttp.ClientSession | None = None
         self._pool: ConnectionPool | None = None
         self._pool_loop: asyncio.AbstractEventLoop | None = None
+        # SPEC §3.8: where replies with rate-limit headers go (`health.quota.QuotaBook`); None: ignored.
+        self.quota: QuotaSink | None = None
         self.set_timeouts(timeouts)
 
     def set_timeouts(self, timeouts: TimeoutsConfig) -> None:
@@ -98,19 +106,36 @@ class UpstreamClient:
             await self._pool.close()
         self._pool = None
 
-    async def post(self, url: str, headers: Iterable[tuple[str, str]], body: bytes) -> Response:
+    async def post(
+        self,
+        url: str,
+        headers: Iterable[tuple[str, str]],
+        body: bytes,
+        *,
+        route: str = "",
+        connect: float | None = None,
+    ) -> Response:
         """POST and return the response once headers arrived and the status is 2xx.
 
-        Any failure before that is raised as an `AttemptFailure` already classified.
+        Any failure before that is raised as an `AttemptFailure` already classified. `route`: whose
+        quota the answer's rate-limit headers announce (SPEC §3.8, `on_quota`); `connect`: the route's
+        own connect limit (SPEC §3.9), else the global one.
         """
         hdrs = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
         hdrs.update(headers)
+        quota = self.quota
+        if quota is not None and route:
+            quota.spend(route)
         try:
-            resp = await self.pool.request("POST", url, hdrs, body, self.timeouts.connect)
+            resp = await self.pool.request(
+                "POST", url, hdrs, body, self.timeouts.connect if connect is None else connect
+            )
         except TimeoutError as exc:
             raise AttemptFailure(FailureKind.NETWORK, f"timeout: {exc or 'connecting'}") from exc
         except OSError as exc:  # refused, reset, DNS, TLS, a malformed answer (UpstreamConnectionError)
             raise AttemptFailure(FailureKind.NETWORK, f"{type(exc).__name__}: {exc}") from exc
+        if quota is not None and announces_quota(resp.headers):
+            quota.observe(route, resp.headers)  # read after this step, not here
         if resp.status >= 400:
             raise await failure_from_response(resp)
         return resp

@@ -1,0 +1,63 @@
+"""Two `modelpool serve` processes over one real redis-server share what the upstreams announced (SPEC §3.8,
+§9): a route replica A saw run out of requests is left by replica B too, before any 429, and both take it
+back after its reset."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from modelpool.sim import FleetSpec, FleetThread, SimModel, SimProvider
+from modelpool.sim.spec import RateLimit
+from redis_server import RedisServer
+from replicas import Replica, replica_config, wait_for
+
+WINDOW = 4.0
+
+
+def quota_row(replica: Replica, route: str) -> dict[str, object] | None:
+    rows = replica.admin("GET", "/admin/status")["ranking"]
+    quota: dict[str, object] | None = next(r["quota"] for r in rows if r["route"] == route)
+    return quota
+
+
+def test_a_route_replica_a_saw_run_short_is_demoted_on_replica_b(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    spec = FleetSpec(
+        [
+            SimProvider(
+                "alpha",
+                models=[SimModel("m1", output_tokens=4)],
+                ttft=0.002,
+                tps=5000.0,
+                rate_limit=RateLimit(requests=2, window=WINDOW),
+            ),
+            SimProvider("beta", models=[SimModel("m1", output_tokens=4)], ttft=0.002, tps=5000.0),
+        ]
+    )
+    with FleetThread(spec) as ft:
+        cfg = replica_config(ft, redis_server.url, sticky=False)
+        a, b = Replica("a", cfg, tmp_path), Replica("b", cfg, tmp_path)
+        try:
+            a.start()
+            b.start()
+            window_start = time.monotonic()
+            assert [a.chat(text="one"), a.chat(text="two")] == ["alpha/m1", "alpha/m1"]  # 0 left now
+            wait_for(
+                lambda: bool((quota_row(b, "alpha/m1") or {}).get("low")),
+                what="B learning alpha's quota from A",
+            )
+            low = str((quota_row(b, "alpha/m1") or {})["low"])
+            assert low.startswith("quota low: 0 requests left until "), low
+            # B never saw alpha's replies, yet sends its calls elsewhere: no 429 anywhere
+            assert [b.chat(text=f"b{i}") for i in range(3)] == ["beta/m1"] * 3
+            assert a.chat(text="three") == "beta/m1"
+            assert [c.status for c in ft.calls("alpha")] == [200, 200]
+            # after the reset both take alpha back
+            time.sleep(max(0.0, window_start + WINDOW - time.monotonic()) + 0.3)
+            assert b.chat(text="after") == "alpha/m1"
+            assert all(c.status == 200 for c in ft.calls("alpha"))
+        finally:
+            a.stop()
+            b.stop()
