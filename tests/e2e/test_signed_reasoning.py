@@ -169,3 +169,97 @@ def test_gemini_thought_signatures_under_round_robin_and_failovers(gemini_fleet:
             assert makers <= {pid}, f"{pid} was sent another route's thought signature: {makers}"
             served_own += bool(makers)
     assert served_own > 0
+
+
+@pytest.fixture
+def mixed_fleet() -> Iterator[FleetThread]:
+    """Two Messages routes, a Responses one and a Gemini one, each signing its own reasoning."""
+    spec = FleetSpec(
+        [
+            _fast("a1", kind="anthropic", faults=[Fault("server_error", status=500, every=5)]),
+            _fast("a2", kind="anthropic", faults=[Fault("server_error", status=500, every=6)]),
+            _fast(
+                "r1", dialects=("openai", "responses"), faults=[Fault("server_error", status=500, every=7)]
+            ),
+            _fast("g1", kind="gemini", faults=[Fault("server_error", status=500, every=8)]),
+        ]
+    )
+    with FleetThread(spec) as ft:
+        yield ft
+
+
+@pytest.mark.parametrize("client", ["anthropic", "responses", "gemini"])
+def test_a_pool_of_every_signing_dialect_never_sends_a_foreign_signature(
+    mixed_fleet: FleetThread, client: str
+) -> None:
+    """Each client on a pool that mixes Messages, Responses and Gemini routes: native where the route speaks
+    its dialect, translated elsewhere; 200 multi-turn calls under round-robin and failovers, no signature
+    error, and no route ever sent a signature another route made."""
+    mixed_fleet.reset_calls()
+    cfg = base_config(mixed_fleet, strategy="round-robin", sticky=False, retries_per_route=0)
+    with GatewayServer(cfg) as gw:
+        history: list[Any] = []
+        for i in range(CALLS):
+            if i % TURNS == 0:
+                history = []
+            history += _turn(gw.url, client, history, f"step {i}")
+    for pid in ("a1", "a2", "r1", "g1"):
+        for rec in mixed_fleet.calls(pid):
+            makers = {sealed_by(b) for b in _anthropic_and_gemini_blobs(rec.body)}
+            makers |= {sealed_by(b, ENCRYPTED_PREFIX) for b in _encrypted(rec.body)}
+            assert makers - {None} <= {pid}, f"{pid} was sent another route's signature: {makers}"
+
+
+def _turn(url: str, client: str, history: list[Any], text: str) -> list[Any]:
+    """One turn: the request with `history`, returns what the turn adds to it (the user's, the reply)."""
+    if client == "anthropic":
+        user = {"role": "user", "content": text}
+        reply = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0).messages.create(
+            model="m1",
+            max_tokens=256,
+            messages=[*history, user],
+            thinking={"type": "enabled", "budget_tokens": 128},
+        )
+        return [user, {"role": "assistant", "content": [b.model_dump() for b in reply.content]}]
+    if client == "responses":
+        user = {"role": "user", "content": text}
+        r = openai.OpenAI(base_url=url + "/v1", api_key="k", max_retries=0).responses.create(
+            model="m1",
+            input=[*history, user],
+            store=False,
+            include=["reasoning.encrypted_content"],
+            reasoning={"effort": "low"},
+        )
+        return [user, *(o.model_dump(exclude_none=True) for o in r.output)]
+    user = {"role": "user", "parts": [{"text": text}]}
+    g = httpx.post(
+        f"{url}/v1beta/models/m1:generateContent",
+        json={"contents": [*history, user], "generationConfig": {"thinkingConfig": {"thinkingBudget": 256}}},
+        headers={"x-goog-api-key": "k"},
+        timeout=30,
+    )
+    assert g.status_code == 200, g.text
+    return [user, g.json()["candidates"][0]["content"]]
+
+
+def _anthropic_and_gemini_blobs(body: dict[str, Any] | None) -> list[str]:
+    body = body or {}
+    out = _signatures(body)
+    for content in body.get("contents") or []:
+        out += [p["thoughtSignature"] for p in content.get("parts") or [] if "thoughtSignature" in p]
+    return out
+
+
+def _encrypted(body: dict[str, Any] | None) -> list[str]:
+    items = (body or {}).get("input")
+    return (
+        [
+            it["encrypted_content"]
+            for it in items
+            if isinstance(items, list)
+            for it in [it]
+            if isinstance(it, dict) and it.get("type") == "reasoning" and "encrypted_content" in it
+        ]
+        if isinstance(items, list)
+        else []
+    )

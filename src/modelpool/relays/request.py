@@ -171,13 +171,21 @@ class UpstreamRequest:
                 status=400,
             )
         native = target == call.ingress
-        refusal, dropped = translation_check(call, target, self._lossy)
+        foreign = {d for d, route in call.signers.items() if route != cand.key} if call.signers else None
+        # SPEC §3.10: a translated attempt reads the client's body without another route's signed reasoning
+        # (left out and named), so it is neither refused for it nor sent it.
+        source, left_out = (
+            strip_foreign(call.ingress, call.body, foreign) if foreign and not native else (None, [])
+        )
+        if source is call.body:
+            source = None
+        refusal, dropped = translation_check(call, target, self._lossy, source)
         if refusal is not None:
             # Not this route's fault: the walk moves on, and when no route can carry it the client
             # gets this 400 naming the field (SPEC §1.6).
             raise AttemptFailure(FailureKind.REQUEST, refusal, status=400)
+        dropped = [*left_out, *dropped] if left_out else dropped
         effort = route_effort(call, cand)
-        foreign = {d for d, route in call.signers.items() if route != cand.key} if call.signers else None
         add_usage = native and target == "openai" and call.stream and not asks_usage(call.body)
         if (
             native
@@ -202,6 +210,8 @@ class UpstreamRequest:
             if add_usage:
                 options = body.get("stream_options")
                 body["stream_options"] = {**(options if isinstance(options, dict) else {}), **_USAGE}
+        elif source is not None:
+            body = dict(self._translated(target, source))
         else:
             body = dict(self._translated(target))
         if target == "gemini":  # the model and the method are in the URL
@@ -270,19 +280,23 @@ class UpstreamRequest:
             base = (*base, *call.trace_headers)
         return base
 
-    def _translated(self, target: str) -> dict[str, Any]:
-        base = self._by_dialect.get(target)
+    def _translated(self, target: str, source: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The translation into `target`, once per dialect — or of `source` (the body without other routes'
+        signatures, per attempt) when given."""
+        base = self._by_dialect.get(target) if source is None else None
         if base is None:
             try:
-                base = self._by_dialect[target] = self._translate(target)
+                base = self._translate(target, source)
+                if source is None:
+                    self._by_dialect[target] = base
             except ClientError as err:
                 # The request cannot be carried into this route's dialect (e.g. an unknown content part):
                 # the request's fault, not the route's — another route may still take it as it is.
                 raise AttemptFailure(FailureKind.REQUEST, err.message, status=err.status) from None
         return base
 
-    def _translate(self, target: str) -> dict[str, Any]:
-        body = translate_request_for(self.call.ingress, self.call.body, target)
+    def _translate(self, target: str, source: dict[str, Any] | None = None) -> dict[str, Any]:
+        body = translate_request_for(self.call.ingress, self.call.body if source is None else source, target)
         if target == "anthropic" and self.call.prompt_cache and self.call.ingress != "anthropic":
             # SPEC §3.11: the translation is its own copy, marked in place
             body = place_breakpoints(body)

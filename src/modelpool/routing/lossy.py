@@ -7,6 +7,8 @@ body per call (chat and Anthropic), cached on the call for the relay, which refu
 
 from __future__ import annotations
 
+from typing import Any
+
 from modelpool.protocols.loss import (
     Loss,
     demotion_reason,
@@ -39,14 +41,20 @@ def lossy_demotion(call: Call, cand: Candidate) -> str | None:
     return demotion_reason(call_losses(call, target), target)
 
 
-def translation_check(call: Call, target: str, lossy_translation: str) -> tuple[str | None, list[str]]:
+def translation_check(
+    call: Call, target: str, lossy_translation: str, body: dict[str, Any] | None = None
+) -> tuple[str | None, list[str]]:
     """For one attempt translated to `target`: (the 400 message when the attempt must be refused — a loss
     that changes the answer, other than an offered hosted tool unless `pool.lossy_translation: refuse`,
     and none under `allow` — else None; the names for
-    `x-modelpool-dropped` / metadata `dropped`). Native attempts (`target == call.ingress`): (None, [])."""
+    `x-modelpool-dropped` / metadata `dropped`). Native attempts (`target == call.ingress`): (None, []).
+    `body`: the client's body as this route gets it, when it differs from the call's (another route's
+    signed reasoning left out first, SPEC §3.10)."""
     if target == call.ingress:
         return None, []
-    losses = call_losses(call, target)
+    losses = (
+        call_losses(call, target) if body is None else tuple(translation_losses(call.ingress, body, target))
+    )
     message = refusal_message(losses, target, lossy_translation)
     if message is not None:
         return message, []
