@@ -134,7 +134,7 @@ def run_claude(claude: Path, gateway_url: str) -> Run:
 
 
 CODEX_CONFIG = """\
-model = "gpt-5.5"
+model = "{model}"
 model_provider = "modelpool"
 check_for_update_on_startup = false
 
@@ -162,7 +162,9 @@ def run_codex(codex: Path, gateway_url: str) -> Run:
     work, home, codex_home = root / "work", root / "home", root / "codex"
     for d in (work, home, codex_home):
         d.mkdir()
-    (codex_home / "config.toml").write_text(CODEX_CONFIG.format(base_url=gateway_url + "/v1"))
+    (codex_home / "config.toml").write_text(
+        CODEX_CONFIG.format(model="gpt-5.5", base_url=gateway_url + "/v1")
+    )
     env = {**_base_env(home), "CODEX_HOME": str(codex_home), "MODELPOOL_API_KEY": CLIENT_KEY}
     argv = [str(codex), "exec", "--skip-git-repo-check", "--sandbox", "workspace-write", PROMPT]
     return _run(argv, env, work)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agents import claude_env, run_pi
+from agents import CODEX_CONFIG, claude_env, run_pi
 
 from gateway_server import ADMIN_TOKEN
 from llama_server import ALIAS, LlamaServer
@@ -65,32 +65,13 @@ def test_claude_code_text_turn(gateway: ServeProcess, claude: Path) -> None:
     assert result["is_error"] is False and result["result"].strip(), result
 
 
-CODEX_CONFIG = f"""\
-model = "{ALIAS}"
-model_provider = "modelpool"
-check_for_update_on_startup = false
-
-[model_providers.modelpool]
-name = "modelpool"
-base_url = "{{base_url}}"
-env_key = "MODELPOOL_API_KEY"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-
-[analytics]
-enabled = false
-
-[otel]
-exporter = "none"
-"""
-
-
 def test_codex_text_turn(gateway: ServeProcess, codex: Path) -> None:
     root = Path(tempfile.mkdtemp(prefix="mp-codex-llama-"))
     for d in ("work", "home", "codex"):
         (root / d).mkdir()
-    (root / "codex" / "config.toml").write_text(CODEX_CONFIG.format(base_url=gateway.url + "/v1"))
+    (root / "codex" / "config.toml").write_text(
+        CODEX_CONFIG.format(model=ALIAS, base_url=gateway.url + "/v1")
+    )
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(root / "home"),

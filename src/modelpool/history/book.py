@@ -7,13 +7,13 @@ redis.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
+from modelpool.flushing import FlushedBook
 from modelpool.history.stores import Entry, HistoryStore, Limits
 
 log = logging.getLogger(__name__)
@@ -30,7 +30,10 @@ def _no_describe(item: Any, wall_at_mono: Callable[[float], float]) -> tuple[str
     return item if isinstance(item, tuple) else None
 
 
-class SessionHistory:
+class SessionHistory(FlushedBook):
+    what = "sessions"
+    store: HistoryStore
+
     def __init__(
         self,
         store: HistoryStore,
@@ -38,48 +41,16 @@ class SessionHistory:
         clock: Callable[[], float] = time.time,
         flush_interval: float = FLUSH_INTERVAL,
     ) -> None:
-        self.store = store
+        super().__init__(store, flush_interval)
         self.limits = limits
         self.clock = clock
-        self.flush_interval = flush_interval
         self.describe: Describe = _no_describe
         self.pending: list[Any] = []  # the request path's only touch: `pending.append(record)`
         self._retry: list[tuple[str, Entry]] = []  # entries a failing store did not take yet
-        self._task: asyncio.Task[None] | None = None
-        self._lock = asyncio.Lock()
-        self._failing = False
 
     def add(self, record: Any) -> None:
         """One finished call; returns at once (a list append)."""
         self.pending.append(record)
-
-    async def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._loop(), name="modelpool-session-history")
-
-    async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-        with contextlib.suppress(Exception):
-            await self.flush()
-        await self.store.close()
-
-    async def _loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.flush_interval)
-            try:
-                await self.flush()
-            except Exception as exc:  # kept for the next tick; the store may come back
-                if not self._failing:
-                    log.warning("sessions: could not write to the %s store: %s", self.store.name, exc)
-                self._failing = True
-            else:
-                if self._failing:
-                    log.info("sessions: the %s store takes writes again", self.store.name)
-                self._failing = False
 
     def _entries(self) -> list[tuple[str, Entry]]:
         records = self.pending.copy()

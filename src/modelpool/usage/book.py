@@ -7,16 +7,13 @@ the store, which every replica writes (sqlite: this process; Redis: all of them)
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import logging
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from modelpool.flushing import FlushedBook
 from modelpool.usage.stores import METRICS, Deltas, Row, UsageStore, group, merge
-
-log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL = 1.0
 
@@ -25,15 +22,14 @@ def utc_day(now: float) -> str:
     return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d")
 
 
-class UsageBook:
+class UsageBook(FlushedBook):
+    what = "usage"
+    store: UsageStore
+
     def __init__(self, store: UsageStore, flush_interval: float = FLUSH_INTERVAL) -> None:
-        self.store = store
-        self.flush_interval = flush_interval
+        super().__init__(store, flush_interval)
         self._pending: Deltas = {}
-        self._task: asyncio.Task[None] | None = None
-        self._lock = asyncio.Lock()
         self._day_cache: tuple[int, str] = (-1, "")
-        self._failing = False
 
     def day(self, now: float) -> str:
         minute = int(now // 60)
@@ -66,34 +62,6 @@ class UsageBook:
             row[4] += usage.get("completion_tokens") or 0
         if cost:
             row[5] += cost
-
-    async def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._loop(), name="modelpool-usage-flush")
-
-    async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-        with contextlib.suppress(Exception):
-            await self.flush()
-        await self.store.close()
-
-    async def _loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.flush_interval)
-            try:
-                await self.flush()
-            except Exception as exc:  # kept for the next tick; the store may come back
-                if not self._failing:  # log on the transition only: this loop retries every second
-                    log.warning("usage: could not write to the %s store: %s", self.store.name, exc)
-                self._failing = True
-            else:
-                if self._failing:
-                    log.info("usage: the %s store takes writes again", self.store.name)
-                self._failing = False
 
     async def flush(self) -> None:
         async with self._lock:
