@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import anthropic
+import httpx
 import pytest
 from routing_helpers import MODEL, admin, ask, config, plan_reasons
 
@@ -136,3 +137,21 @@ def test_with_header_reading_off_the_route_answers_its_429_and_the_walk_switches
     with pool(limited, provider("beta"), quota={"enabled": False}, retries_per_route=0) as (ft, gw):
         assert [ask(gw, session=f"o{i}").served_by for i in range(3)] == ["alpha/m1", "alpha/m1", "beta/m1"]
         assert refused(ft, "alpha") == 1
+
+
+def test_resetting_health_forgets_what_a_route_announced() -> None:
+    """`POST /admin/health/reset` (SPEC §5) clears a route's announced quota with its health: first again."""
+    limited = provider("alpha", limit=RateLimit(requests=1, window=60.0))
+    with pool(limited, provider("beta")) as (ft, gw):
+        assert ask(gw, session="r1").served_by == "alpha/m1"  # 0 left, for a minute
+        assert ask(gw, session="r2").served_by == "beta/m1"
+        reset = httpx.post(
+            gw.url + "/admin/health/reset", headers=gw.admin_headers(), json={"route": "alpha/m1"}
+        )
+        assert reset.status_code == 200
+        row = next(r for r in admin(gw, "/admin/status")["ranking"] if r["route"] == "alpha/m1")
+        assert not row.get("quota")
+        before = len(ft.calls("alpha"))
+        ask(gw, session="r3")  # alpha is tried first again (the sim's own window is still spent: its 429)
+        assert len(ft.calls("alpha")) == before + 1
+        assert not any("quota low" in w for w in plan_reasons(gw, "r3").get("alpha/m1", []))

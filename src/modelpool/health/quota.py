@@ -333,8 +333,14 @@ class QuotaBook:
         out["low"] = self.why_low(route, now, lambda: 0)
         return out
 
-    def clear(self) -> None:
-        self.routes.clear()
-        self.low.clear()
+    def clear(self, route: str | None = None) -> None:
+        """Forget what `route` (None: every route) announced — `POST /admin/health/reset` (SPEC §5)."""
+        if route is None:
+            self.routes.clear()
+            self.low.clear()
+        else:
+            self.routes.pop(route, None)
+            self.low.pop(route, None)
         self.floor = math.inf
+        self._floor_at = 0.0
         self.version += 1

@@ -65,6 +65,7 @@ async def health_reset(gw: Engine, request: Request) -> Response:
     body = orjson.loads(await request.body() or b"{}")
     route = body.get("route") if isinstance(body, dict) else None
     gw.health.reset(route)
+    gw.quota.clear(route)  # a route's announced quota is part of its health (SPEC §3.8, §5)
     return json_response({"ok": True, "reset": route or "all"})
 
 
