@@ -58,6 +58,9 @@ def test_claude_code_text_turn(gateway: ServeProcess, claude: Path) -> None:
     root = Path(tempfile.mkdtemp(prefix="mp-claude-llama-"))
     (root / "home").mkdir()
     env = {**claude_env(gateway.url, root / "home"), "ANTHROPIC_AUTH_TOKEN": CLIENT_KEY}
+    # Claude Code asks for up to 32,000 tokens and samples at temperature 1: a 135M model may then ramble
+    # until its slot is full (seen once: 7,772 tokens, then "Prompt is too long"). A turn needs a sentence.
+    env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] = "256"
     argv = [str(claude), "-p", PROMPT, "--tools", "", "--system-prompt", "You are a helpful assistant."]
     proc = _run([*argv, "--output-format", "json"], env, root)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
