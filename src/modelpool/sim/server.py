@@ -27,6 +27,7 @@ from multidict import CIMultiDictProxy
 
 from modelpool.sim import (
     anthropic_provider,
+    catalog,
     control,
     gemini_provider,
     openai_provider,
@@ -160,9 +161,12 @@ class ProviderServer:
             if dialect is not None and dialect in speaks:
                 return await self._chat(request, dialect)
             if path == "/messages/count_tokens" and "anthropic" in speaks:
-                return await self._count_tokens(request)
+                rec = self._record(request, "anthropic")
+                rec.key_ok = self._key_ok(request.headers)
+                return await catalog.count_tokens(request, rec)
         elif method == "GET" and path.startswith("/models"):
-            return self._models(request, path)
+            key_ok = self._key_ok(request.headers)
+            return catalog.models(self.spec, self.aggregator, key_ok, self._home_dialect, path)
         if path.startswith("/_sim/"):
             return await self._control(request, path)
         return SimError(404, f"Unknown path {request.path}", "invalid_request_error", "not_found").response(
@@ -387,59 +391,6 @@ class ProviderServer:
         if kind == "stall" and fault.after_tokens == 0 and not fault.headers:
             await stall(fault.delay)
         return None
-
-    async def _count_tokens(self, request: web.BaseRequest) -> web.StreamResponse:
-        rec = self._record(request, "anthropic")
-        rec.key_ok = self._key_ok(request.headers)
-        try:
-            if rec.key_ok is False:
-                raise unauthorized()
-            rec.raw_body = await request.read()
-            try:
-                body = orjson.loads(rec.raw_body)
-            except orjson.JSONDecodeError:
-                raise bad_request("invalid JSON body") from None
-            req = parse_anthropic({"max_tokens": 1, **body} if isinstance(body, dict) else body)
-            rec.model, rec.body = req.model, body
-        except SimError as err:
-            rec.status, rec.outcome = err.status, f"http_{err.status}"
-            return err.response("anthropic")
-        return web.Response(body=anthropic_provider.count_tokens_body(req.prompt_tokens), content_type=_JSON)
-
-    # ---- catalog ---------------------------------------------------------------------------------
-
-    def _models(self, request: web.BaseRequest, path: str) -> web.StreamResponse:
-        kind = self.spec.kind
-        if self.aggregator is not None:  # Vercel's catalog and endpoint stats are public
-            if path == "/models":
-                return web.Response(body=self.aggregator.models_body(), content_type=_JSON)
-            if path.endswith("/endpoints"):
-                model_id = path[len("/models/") : -len("/endpoints")]
-                model = self.spec.model(model_id)
-                if model is None:
-                    body = {"error": {"message": f"Model {model_id} not found", "type": "model_not_found"}}
-                    return web.Response(status=404, body=orjson.dumps(body), content_type=_JSON)
-                return web.Response(body=self.aggregator.endpoints_body(model), content_type=_JSON)
-        dialect = self._home_dialect
-        if self._key_ok(request.headers) is False:
-            return unauthorized().response(dialect)
-        if path != "/models":
-            model = self.spec.model(path[len("/models/") :])
-            if model is None:
-                return not_found_model(path[len("/models/") :]).response(dialect)
-            entry = {
-                "id": model.id,
-                "object": "model",
-                "created": openai_provider.CREATED,
-                "owned_by": self.spec.id,
-            }
-            return web.Response(body=orjson.dumps(entry), content_type=_JSON)
-        listing = (
-            anthropic_provider.models_body(self.spec)
-            if kind == "anthropic"
-            else openai_provider.models_body(self.spec)
-        )
-        return web.Response(body=listing, content_type=_JSON)
 
     # ---- control ---------------------------------------------------------------------------------
 
