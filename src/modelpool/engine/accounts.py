@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from modelpool.keys.limits import Limits, Ticket
 from modelpool.keys.ring import ClientKey, KeyRing, presented_key
+from modelpool.offloop import settle_heap
 from modelpool.pricing.expected import output_estimate
 from modelpool.usage import UsageBook, create_usage_store
 
@@ -52,6 +53,11 @@ class Accounts:
             await asyncio.to_thread(self.gw.runtime.prices().warm)
         except Exception as exc:  # no library prices: config prices still apply
             log.warning("prices: genai-prices could not be loaded: %s", exc)
+            return
+        if self.gw.settle_heap:
+            # The library's tables (~15,000 objects) arrive after start-up's freeze: left in the collector's
+            # reach, every full collection under load walked them again (issue #29).
+            settle_heap()
 
     async def close(self) -> None:
         if self._warm is not None:

@@ -110,6 +110,10 @@ class Observer:
                 self._schedule_flush()
         except Exception:  # the answer already went out: bookkeeping must never turn it into an error
             logging.getLogger("modelpool.observe").exception("recording call %s failed", trace.request_id)
+        # The history keeps the trace until its next flush; the relay (its streams, the client's request
+        # cycle) is no longer needed, and hundreds of calls' relays kept that long were most of what the
+        # collector's full passes walked under load (issue #29).
+        trace.relay = None
 
     def _schedule_flush(self) -> None:
         try:

@@ -20,7 +20,7 @@ def session_entry(trace: CallTrace, wall_at: Callable[[float], float]) -> tuple[
         tin, tout = usage.get("prompt_tokens"), usage.get("completion_tokens")
         cached = usage.get("cached_tokens") or 0
     else:
-        tin, tout = usage_tokens(trace.relay) if trace.served else (None, None)
+        tin, tout = usage_tokens(trace) if trace.served else (None, None)
         cached = 0
     attempts = [{"route": a.route, "kind": a.kind, "status": a.status} for a in trace.attempts]
     if trace.served is not None:

@@ -51,7 +51,12 @@ class OpenAIStreamRelay(NativeStream):
         self._added = prep.usage_added
         self._emit = self._emit_without_usage if self._added else self._emit_as_sent
         self._null, self.sent, self._chunk = None, 0, 0  # each route writes its own way
-        return await super().attempt(cand, prep)
+        try:
+            return await super().attempt(cand, prep)
+        finally:
+            # The bound method refers to the relay: left in place it would make the whole call a reference
+            # cycle, freed only by the garbage collector's full passes (bench/RESULTS.md, issue #29).
+            self._emit = self._emit_as_sent
 
     async def _emit_without_usage(self, data: bytes) -> None:
         """The client's bytes without the `"usage":null` its request did not ask for: one `replace` (in C)

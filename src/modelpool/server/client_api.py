@@ -159,9 +159,12 @@ async def _stream(
     gw: Engine, ingress: Ingress, call: Call, send: Send, watch: DisconnectWatch, trace: CallTrace
 ) -> None:
     walker = gw.walker(call)
+    # The closures hold the request id, not the trace: the relay keeps them and the trace keeps the relay,
+    # and a reference cycle would leave the whole call to the garbage collector's full passes (issue #29).
+    request_id = trace.header
 
     async def start(status: int, headers: list[tuple[bytes, bytes]]) -> None:
-        headers.append(trace.header)
+        headers.append(request_id)
         await send({"type": "http.response.start", "status": status, "headers": headers})
 
     async def emit(data: bytes) -> None:
