@@ -7,11 +7,11 @@ and usage, and renders gateway errors in OpenAI's shape.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import orjson
 
+from modelpool import fastscan
 from modelpool.protocols.errors import ClientError, WalkFailed
 
 # The most common non-final chunk carries this literal; when present the chunk is neither the final
@@ -24,26 +24,9 @@ def plain_prefix(data: bytes, start: int = 0) -> int:
     (the relay's rule for a chunk that is neither final nor usage) and no error ends; `start` if none.
     After the commit point the relay sends such a run as it came, without an event object or any JSON
     per chunk: at model speed that is every read but the last; with an instant reply, all but its tail.
-    `data` is whole `\n`-framed events (`sse.Events`); with `\r` framing nothing is a run."""
-    if b"\r" in data:
-        return start
-    # One search for an error over the read, then one regex match over the usual one-line chunks (in C),
-    # then the loop for what the regex does not take (multi-line events): a per-event loop of `find` calls
-    # was the relay's largest frame in burst (~1.8 µs per chunk, bench/RESULTS.md issue #21).
-    error = data.find(b'"error"', start)
-    stop = error if error >= 0 else len(data)
-    run = _PLAIN_LINES.match(data, start, stop)
-    pos = run.end() if run is not None else start
-    find = data.find
-    while True:
-        end = find(b"\n\n", pos, stop)
-        if end < 0 or find(NOT_FINAL_MARKERS[0], pos, end) < 0:
-            return pos  # [DONE], a final or usage chunk, a blank line, an error next: the event path decides
-        pos = end + 2
-
-
-# A run of one-line events (`data: {...}` then a blank line), each carrying the compact marker.
-_PLAIN_LINES = re.compile(rb'(?:[^\n]*"finish_reason":null[^\n]*\n\n)+')
+    `data` is whole `\n`-framed events (`sse.Events`); with `\r` framing nothing is a run. One C pass
+    (`fastscan`): the regex and `find` calls it replaced were the relay's largest frames in burst."""
+    return fastscan.plain_prefix(data, start, NOT_FINAL_MARKERS[0], b'"error"')
 
 
 def decode_body(body: bytes) -> Any:

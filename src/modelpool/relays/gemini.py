@@ -14,10 +14,11 @@ from typing import Any
 
 import orjson
 
+from modelpool import fastscan
 from modelpool.protocols.gemini import events
 from modelpool.protocols.gemini.wire import stream_error_event, usage_from_gemini
 from modelpool.protocols.sse import SSEEvent
-from modelpool.relays.native import NativeStream, balanced, plain_run
+from modelpool.relays.native import NativeStream, plain_run
 from modelpool.relays.reads import in_stream_failure_kind
 from modelpool.upstream.client import AttemptFailure
 
@@ -66,15 +67,7 @@ def crlf_run(data: bytes, pos: int, specials: tuple[bytes, ...]) -> int:
     """`native.plain_run` for CRLF-framed events: where the run of whole events with none of `specials`
     ends (`pos` if none). Forwarded as they came, CRLF included: no copy to normalize the framing (the
     events the parser reads go out normalized to LF, which every SSE client reads the same)."""
-    first = len(data)
-    for special in specials:
-        at = data.find(special, pos, first)
-        if at >= 0:
-            first = at
-    end = data.rfind(b"\r\n\r\n", pos, first)
-    if end < 0 or not balanced(data, pos, end):
-        return pos
-    return end + 4
+    return fastscan.plain_run(data, pos, specials, b"\r\n\r\n")
 
 
 def with_metadata(raw: bytes, meta: dict[str, Any]) -> bytes:

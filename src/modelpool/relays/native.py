@@ -12,6 +12,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from modelpool import fastscan
 from modelpool.aggregators import RoutingRecord
 from modelpool.health.classify import FailureKind
 from modelpool.protocols.sse import SSEEvent, SSEParser
@@ -41,25 +42,10 @@ def plain_run(data: bytes, pos: int, specials: tuple[bytes, ...]) -> int:
     JSON parse per event: with a burst reply (the whole answer in one read, its terminator included) that
     is every delta, and only the tail (the final event, the terminator) takes the event path. `data` is
     whole `\n`-framed events (`sse.Events`) and `pos` an event's start. One search per special over the
-    read, not a loop per event: the run ends at the last event boundary before the first special."""
-    find = data.find
-    first = len(data)
-    for special in specials:
-        at = find(special, pos, first)
-        if at >= 0:
-            first = at
-    end = data.rfind(b"\n\n", pos, first)
-    if end < 0 or not balanced(data, pos, end):
-        return pos
-    return end + 2
-
-
-def balanced(data: bytes, start: int = 0, end: int | None = None) -> bool:
-    """As many `{` as `}` in `data[start:end]`: a cheap screen for a truncated (malformed) JSON event
-    before bytes go out unparsed. Braces inside JSON strings are not escaped, so answer text with an odd
-    brace fails it too: those bytes take the event path, which parses each event (slower, never wrong)."""
-    end = len(data) if end is None else end
-    return data.count(b"{", start, end) == data.count(b"}", start, end)
+    read, not a loop per event: the run ends at the last event boundary before the first special, if its
+    braces balance — a cheap screen for a truncated (malformed) event before bytes go out unparsed (answer
+    text with an odd brace fails it too: those events take the event path, slower, never wrong)."""
+    return fastscan.plain_run(data, pos, specials, b"\n\n")
 
 
 async def open_stream(client: UpstreamClient, prep: Prepared) -> Response:

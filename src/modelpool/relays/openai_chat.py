@@ -7,9 +7,9 @@ so the `modelpool` metadata can ride on the last one. Answer text is never held.
 
 Every call is counted (SPEC §14): when the client did not ask for usage the request asked the route for it
 (`Prepared.usage_added`), and this relay gives the client the stream it would have had without it — the
-usage-only chunk left out, each chunk's `"usage":null` taken out of the bytes (one `replace` per write, in
-C) — while the usage goes to the books. It also counts the bytes it passed, the estimate of the output when
-a route ignores `include_usage` (`output_estimate`).
+usage-only chunk left out, each chunk's `"usage":null` taken out of the bytes (one C pass per write,
+`fastscan`) — while the usage goes to the books. It also counts the bytes it passed, the estimate of the
+output when a route ignores `include_usage` (`output_estimate`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from modelpool import fastscan
 from modelpool.aggregators import find_routing
 from modelpool.protocols import openai_chat as oc
 from modelpool.protocols.mapping import usage_from_openai
@@ -59,13 +60,13 @@ class OpenAIStreamRelay(NativeStream):
             self._emit = self._emit_as_sent
 
     async def _emit_without_usage(self, data: bytes) -> None:
-        """The client's bytes without the `"usage":null` its request did not ask for: one `replace` (in C)
-        per write, nothing per chunk in Python."""
+        """The client's bytes without the `"usage":null` its request did not ask for: one C pass
+        (`fastscan`) per write, nothing per chunk in Python."""
         null = self._null
         if null is None:  # how this route writes it, from its first bytes: compact (OpenAI), spaced, or not
             null = self._null = next((n for n in _USAGE_NULLS if n in data), b"")
         self.sent += len(data)
-        await self._emit_as_sent(data.replace(null, b"") if null else data)
+        await self._emit_as_sent(fastscan.remove_all(data, null) if null else data)
 
     def output_estimate(self) -> int:
         """Output tokens when the route reported none: the bytes relayed over the size of one content

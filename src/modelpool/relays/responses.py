@@ -106,7 +106,7 @@ class ResponsesStream(NativeStream):
     def plain_end(self, data: bytes, pos: int, a: _Attempt) -> int:
         end = plain_run(data, pos, _SPECIAL)
         if end > pos:
-            _last_seq(data[pos:end], a)
+            _last_seq(data, pos, end, a)
         return end
 
     async def _on_event(self, ev: SSEEvent, a: _Attempt, held: list[bytes], out: list[bytes]) -> bool:
@@ -252,14 +252,15 @@ def usage_from_responses(u: Any) -> dict[str, int] | None:
     }
 
 
-def _last_seq(run: bytes, a: _Attempt) -> None:
-    """The `sequence_number` of the last event of a run forwarded unparsed, so an error event after it
-    goes on from there. Outside JSON strings a bare `"sequence_number":` is only ever an event's own key
-    (quotes inside strings are escaped) and items carry none, so the last one is the last event's."""
-    at = run.rfind(b'"sequence_number":')
+def _last_seq(run: bytes, start: int, end: int, a: _Attempt) -> None:
+    """The `sequence_number` of the last event of a run (`run[start:end]`) forwarded unparsed, so an error
+    event after it goes on from there. Outside JSON strings a bare `"sequence_number":` is only ever an
+    event's own key (quotes inside strings are escaped) and items carry none, so the last one is the last
+    event's. Searched in place from the end (no copy of the run)."""
+    at = run.rfind(b'"sequence_number":', start, end)
     if at < 0:
         return
-    digits = run[at + 18 : at + 40].lstrip(b" ")
+    digits = run[at + 18 : min(at + 40, end)].lstrip(b" ")
     n = 0
     while n < len(digits) and 48 <= digits[n] <= 57:
         n += 1
