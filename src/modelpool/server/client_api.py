@@ -155,6 +155,21 @@ async def _once(
     await send_bytes(send, 200, body, headers)
 
 
+class _Closing:
+    """The writes of a stream's last read, held once its reply is whole: they go out with the end of the
+    body in one write (one socket write a call less: the separate empty end was a third of uvicorn's)."""
+
+    __slots__ = ("held", "parts")
+
+    def __init__(self) -> None:
+        self.held = False
+        self.parts: list[bytes] = []
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(self.parts)
+
+
 async def _stream(
     gw: Engine, ingress: Ingress, call: Call, send: Send, watch: DisconnectWatch, trace: CallTrace
 ) -> None:
@@ -162,18 +177,26 @@ async def _stream(
     # The closures hold the request id, not the trace: the relay keeps them and the trace keeps the relay,
     # and a reference cycle would leave the whole call to the garbage collector's full passes (issue #29).
     request_id = trace.header
+    closing = _Closing()
 
     async def start(status: int, headers: list[tuple[bytes, bytes]]) -> None:
         headers.append(request_id)
         await send({"type": "http.response.start", "status": status, "headers": headers})
 
     async def emit(data: bytes) -> None:
-        await send({"type": "http.response.body", "body": data, "more_body": True})
+        if closing.held:
+            closing.parts.append(data)
+        else:
+            await send({"type": "http.response.body", "body": data, "more_body": True})
+
+    def complete() -> None:  # the reply is whole: a client that leaves now left a complete call
+        watch.finish()
+        closing.held = True
 
     cfg = gw.runtime.config
     forward, lossy = cfg.server.forward_headers, cfg.pool.lossy_translation
     relay = stream_relay(call, gw.client, walker.state, start, emit, gw.inner_order, forward, lossy)
-    relay.cs.on_complete = watch.finish  # a client that leaves after the terminator left a complete call
+    relay.cs.on_complete = complete
     trace.walker, trace.relay = walker, relay
     try:
         await walker.run(trace.timed(relay.attempt, gw.observer.in_flight))
@@ -182,8 +205,8 @@ async def _stream(
         trace.status, trace.outcome = (200 if relay.started else err.status), "failed"
         if relay.started:
             # Headers (and maybe reasoning) already went out: end with an error event, no terminator.
-            await emit(_stream_error(ingress, relay, err))
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            closing.parts.append(_stream_error(ingress, relay, err))
+            await send({"type": "http.response.body", "body": closing.body, "more_body": False})
         else:
             status, body = _failed_reply(gw, ingress, call, relay.native_error, err)
             trace.status = status
@@ -196,7 +219,7 @@ async def _stream(
         gw.finish(call, walker, relay.routing)
         gw.record_response(call, relay)
     watch.finish()
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
+    await send({"type": "http.response.body", "body": closing.body, "more_body": False})
 
 
 def _stream_error(ingress: Ingress, relay: CallStreamRelay, err: WalkFailed) -> bytes:
