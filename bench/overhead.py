@@ -34,6 +34,8 @@ from harness import procs
 from harness.goals import GOAL_SCENARIOS, goals_table, overhead_goals
 from harness.goals21 import SCENARIOS as ISSUE21_SCENARIOS
 from harness.goals21 import issue21_goals
+from harness.goals29 import SCENARIOS as ISSUE29_SCENARIOS
+from harness.goals29 import issue29_goals
 from harness.load import (
     Sample,
     Target,
@@ -137,7 +139,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default="seq,seq:stream",
         help="comma-separated: seq, cN, rR, + ':stream', ':anthropic' | ':responses' (native) | "
         "':anthropic-x' | ':responses-x' (translated), '@MODEL'; 'goals' = issue #9's goal set, "
-        "'issue21' = issue #21's (with the floor relay)",
+        "'issue21' = issue #21's (with the floor relay), 'issue29' = issue #29's (streams under load)",
     )
     ap.add_argument("--concurrency", type=int, action="append", default=[], help="add a cN scenario")
     ap.add_argument("--rate", type=float, action="append", default=[], help="add an open-loop rR scenario")
@@ -191,6 +193,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.goals = True
     if args.scenarios == "issue21":
         args.scenarios = ",".join(ISSUE21_SCENARIOS)
+        args.goals = args.with_floor = True
+    if args.scenarios == "issue29":
+        args.scenarios = ",".join(ISSUE29_SCENARIOS)
         args.goals = args.with_floor = True
     names = [s for s in args.scenarios.split(",") if s.strip()]
     for c in args.concurrency:
@@ -514,10 +519,10 @@ def _output(doc: dict[str, Any], results: list[dict[str, Any]], args: argparse.N
         for res in results
     ]
     doc["comparisons"] = {res["name"]: res["comparisons"] for res in results}
-    goals = overhead_goals(results) + issue21_goals(results)
+    goals = overhead_goals(results) + issue21_goals(results) + issue29_goals(results)
     doc["goals"] = [g.to_dict() for g in goals]
     if args.goals and goals:
-        print("\nthe goals (issues #9, #17, #21) measured by this run\n" + goals_table(goals))
+        print("\nthe goals (issues #9, #17, #21, #29) measured by this run\n" + goals_table(goals))
     if args.json:
         args.json.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
         print(f"\nJSON written to {args.json}")
