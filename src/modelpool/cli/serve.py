@@ -79,6 +79,13 @@ def serve_loaded(  # type: ignore[no-untyped-def]
         stack,
         loaded.path or "(environment)",
     )
+    from modelpool import fastscan
+
+    if not fastscan.COMPILED:  # an install without a C compiler: the same scans, slower (README)
+        logging.getLogger("modelpool").warning(
+            "modelpool.fastscan runs in Python: the C extension was not built (install a C compiler, "
+            "then pip install again); streams cost more CPU per chunk"
+        )
     if stack == "granian":
         # One granian worker process builds the gateway from the same config (cli/http_server.py).
         http_server.worker_env(loaded, log_level, log_format)
