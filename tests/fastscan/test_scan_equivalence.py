@@ -56,7 +56,9 @@ class TestSameAnswers:
         data = data[: len(data) - cut % (len(data) + 1)]
         start = min(start, len(data))
         for marker, error in ((MARKER, ERROR), (b'"x"', ERROR), (MARKER, b"nope")):
-            assert _scan.plain_prefix(data, start, marker, error) == pure.plain_prefix(data, start, marker, error)
+            assert _scan.plain_prefix(data, start, marker, error) == pure.plain_prefix(
+                data, start, marker, error
+            )
 
     @settings(max_examples=400, deadline=None)
     @given(reads, st.integers(0, 40))
@@ -72,6 +74,12 @@ class TestSameAnswers:
         assert _scan.has_any(data, needles) == pure.has_any(data, needles)
         for needle in (NULL, b"\n\n", b"data: ", b""):
             assert _scan.remove_all(data, needle) == pure.remove_all(data, needle)
+
+    @settings(max_examples=300, deadline=None)
+    @given(reads, st.binary(max_size=40))
+    def test_lf_only(self, data: bytes, noise: bytes) -> None:
+        for sample in (data, noise + data + b"\r", b"\r\r\n\n\r" + noise):
+            assert _scan.lf_only(sample) == pure.lf_only(sample)
 
     @settings(max_examples=300, deadline=None)
     @given(reads, st.integers(-5, 2000), st.integers(-5, 2000))

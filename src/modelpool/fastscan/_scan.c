@@ -226,6 +226,43 @@ remove_all(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
+/* lf_only(data) -> bytes: CRLF and lone CR made LF (data itself if it has no CR). */
+static PyObject *
+lf_only(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    const char *s;
+    Py_ssize_t n;
+    if (nargs != 1) {
+        PyErr_SetString(PyExc_TypeError, "lf_only(data)");
+        return NULL;
+    }
+    if (as_bytes(args[0], &s, &n, "data"))
+        return NULL;
+    const char *cr = memchr(s, '\r', (size_t)n);
+    if (cr == NULL) {
+        Py_INCREF(args[0]);
+        return args[0];
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n);
+    if (out == NULL)
+        return NULL;
+    char *w = PyBytes_AS_STRING(out);
+    Py_ssize_t from = 0, len = 0;
+    while (cr != NULL) {
+        Py_ssize_t at = (Py_ssize_t)(cr - s);
+        memcpy(w + len, s + from, (size_t)(at - from));
+        len += at - from;
+        w[len++] = '\n';
+        from = at + 1 < n && s[at + 1] == '\n' ? at + 2 : at + 1;
+        cr = from < n ? memchr(s + from, '\r', (size_t)(n - from)) : NULL;
+    }
+    memcpy(w + len, s + from, (size_t)(n - from));
+    len += n - from;
+    if (_PyBytes_Resize(&out, len) < 0)
+        return NULL;
+    return out;
+}
+
 /* balanced(data, start, end) -> bool: as many '{' as '}' in data[start:end]. */
 static PyObject *
 balanced(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -252,6 +289,7 @@ static PyMethodDef methods[] = {
     {"has_any", (PyCFunction)(void (*)(void))has_any, METH_FASTCALL, NULL},
     {"remove_all", (PyCFunction)(void (*)(void))remove_all, METH_FASTCALL, NULL},
     {"balanced", (PyCFunction)(void (*)(void))balanced, METH_FASTCALL, NULL},
+    {"lf_only", (PyCFunction)(void (*)(void))lf_only, METH_FASTCALL, NULL},
     {NULL, NULL, 0, NULL},
 };
 

@@ -58,3 +58,8 @@ def remove_all(data: bytes, needle: bytes) -> bytes:
 def balanced(data: bytes, start: int, end: int) -> bool:
     """As many `{` as `}` in `data[start:end]`."""
     return data.count(b"{", start, end) == data.count(b"}", start, end)
+
+
+def lf_only(data: bytes) -> bytes:
+    """CRLF and a lone CR made LF: the SSE parser's one framing."""
+    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in data else data

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from modelpool.fastscan import lf_only  # one C pass (a Gemini burst read is CRLF-framed, ~50 KB)
+
 
 @dataclass(slots=True)
 class SSEEvent:
@@ -37,7 +39,7 @@ class SSEParser:
             tail = b""
             if buf.endswith(b"\r"):
                 buf, tail = buf[:-1], b"\r"
-            buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            buf = lf_only(buf)
             events, rest = _split(buf)
             self._buf = rest + tail
             return events
@@ -53,7 +55,7 @@ class SSEParser:
         if b"\r" in buf:
             if buf.endswith(b"\r"):
                 buf, tail = buf[:-1], b"\r"
-            buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            buf = lf_only(buf)
         end = buf.rfind(b"\n\n") + 2  # 1 when there is no whole event yet
         if end < 2:
             self._buf = buf + tail
@@ -63,7 +65,7 @@ class SSEParser:
 
     def close(self) -> list[SSEEvent]:
         """End of stream: an unterminated last event still counts if it has fields."""
-        rest = self._buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n").strip(b"\n")
+        rest = lf_only(self._buf).strip(b"\n")
         self._buf = b""
         if not rest:
             return []

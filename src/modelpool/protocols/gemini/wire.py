@@ -7,6 +7,7 @@ sends the client's bytes (or, when effort must be rewritten, the body without th
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import orjson
@@ -96,8 +97,12 @@ def _pick(obj: dict[str, Any], camel: str) -> Any:
     """camelCase as Gemini CLI and raw clients send it, or snake_case (the Python SDK's, accepted too)."""
     if camel in obj:
         return obj[camel]
-    snake = "".join("_" + c.lower() if c.isupper() else c for c in camel)
-    return obj.get(snake)
+    return obj.get(_snake(camel))
+
+
+@functools.cache
+def _snake(camel: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in camel)
 
 
 def check_request(req: Any) -> None:
