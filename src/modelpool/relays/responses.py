@@ -62,17 +62,44 @@ _REASONING_DELTAS = frozenset(
 
 
 class _Attempt:
-    __slots__ = ("forwarded", "index_offset", "items", "max_index", "open", "rewrite", "seq", "seq_offset")
+    __slots__ = (
+        "_seq",
+        "forwarded",
+        "index_offset",
+        "items",
+        "max_index",
+        "open",
+        "rewrite",
+        "run",
+        "seq_offset",
+    )
 
     def __init__(self, rewrite: bool, seq_offset: int, index_offset: int) -> None:
         self.rewrite = rewrite  # continuing an earlier attempt's stream
         self.seq_offset = seq_offset
         self.index_offset = index_offset
-        self.seq = -1  # the last client-side sequence_number sent
+        self._seq = -1
+        # The last run forwarded unparsed, (read, start, end): its last sequence_number is read only when
+        # someone needs it (an error event, a hand-over), not once per read at model speed.
+        self.run: tuple[bytes, int, int] | None = None
         self.max_index = -1
         self.open: dict[int, dict[str, Any]] = {}  # output_index → item added, not yet done
         self.items: list[dict[str, Any]] = []  # items done
         self.forwarded = False
+
+    @property
+    def seq(self) -> int:
+        """The last client-side sequence_number sent."""
+        if self.run is not None:
+            data, start, end = self.run
+            self.run = None
+            _last_seq(data, start, end, self)
+        return self._seq
+
+    @seq.setter
+    def seq(self, value: int) -> None:
+        self.run = None  # a later event than the run's
+        self._seq = value
 
 
 def meaning(kind: str, obj: dict[str, Any]) -> tuple[bool, bool]:
@@ -106,7 +133,7 @@ class ResponsesStream(NativeStream):
     def plain_end(self, data: bytes, pos: int, a: _Attempt) -> int:
         end = plain_run(data, pos, _SPECIAL)
         if end > pos:
-            _last_seq(data, pos, end, a)
+            a.run = (data, pos, end)
         return end
 
     async def _on_event(self, ev: SSEEvent, a: _Attempt, held: list[bytes], out: list[bytes]) -> bool:
@@ -265,7 +292,7 @@ def _last_seq(run: bytes, start: int, end: int, a: _Attempt) -> None:
     while n < len(digits) and 48 <= digits[n] <= 57:
         n += 1
     if n:
-        a.seq = int(digits[:n])
+        a._seq = int(digits[:n])
 
 
 def _encode(kind: str, obj: dict[str, Any]) -> bytes:
