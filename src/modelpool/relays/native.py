@@ -146,7 +146,7 @@ class NativeStream:
                     # ahead of its tail, which alone is parsed (not scanned again by the loop below).
                     end = self.plain_end(data, 0, a)
                     if end == len(data):
-                        await self._emit(data)
+                        await self._emit(self.outgoing(data))
                         continue
                     if end:
                         out.append(data[:end])
@@ -198,8 +198,12 @@ class NativeStream:
             self.cs.started = True
             await self._start(200, SSE_HEADERS + self.state.headers())
 
+    def outgoing(self, data: bytes) -> bytes:
+        """What of a write's bytes the client gets (a dialect may take out what it added upstream)."""
+        return data
+
     async def flush(self, out: list[bytes]) -> None:
         if out:
             data = out[0] if len(out) == 1 else b"".join(out)
             out.clear()
-            await self._emit(data)
+            await self._emit(self.outgoing(data))

@@ -42,7 +42,6 @@ class OpenAIStreamRelay(NativeStream):
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
-        self._emit_as_sent = self._emit
         self._added = False  # this attempt asked the route for usage the client did not ask for
         self._null: bytes | None = None  # how this route writes `"usage":null`, b"" if it does not
         self.sent = 0  # bytes passed while `_added`, and the size of the first content chunk: together
@@ -50,23 +49,19 @@ class OpenAIStreamRelay(NativeStream):
 
     async def attempt(self, cand: Candidate, prep: Prepared) -> AttemptResult:
         self._added = prep.usage_added
-        self._emit = self._emit_without_usage if self._added else self._emit_as_sent
         self._null, self.sent, self._chunk = None, 0, 0  # each route writes its own way
-        try:
-            return await super().attempt(cand, prep)
-        finally:
-            # The bound method refers to the relay: left in place it would make the whole call a reference
-            # cycle, freed only by the garbage collector's full passes (bench/RESULTS.md, issue #29).
-            self._emit = self._emit_as_sent
+        return await super().attempt(cand, prep)
 
-    async def _emit_without_usage(self, data: bytes) -> None:
+    def outgoing(self, data: bytes) -> bytes:
         """The client's bytes without the `"usage":null` its request did not ask for: one C pass
         (`fastscan`) per write, nothing per chunk in Python."""
+        if not self._added:
+            return data
         null = self._null
         if null is None:  # how this route writes it, from its first bytes: compact (OpenAI), spaced, or not
             null = self._null = next((n for n in _USAGE_NULLS if n in data), b"")
         self.sent += len(data)
-        await self._emit_as_sent(fastscan.remove_all(data, null) if null else data)
+        return fastscan.remove_all(data, null) if null else data
 
     def output_estimate(self) -> int:
         """Output tokens when the route reported none: the bytes relayed over the size of one content
