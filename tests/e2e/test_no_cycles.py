@@ -20,7 +20,11 @@ from gateway_server import GatewayServer
 from modelpool.sim import FleetSpec, FleetThread, SimModel, SimProvider
 
 KEY = "sk-cycles"
-MODELS = [SimModel("m", output_tokens=30)]
+MODELS = [
+    SimModel("m", output_tokens=30),
+    # Longer than the disconnect watch's delay (server/asgi.py): its watcher task starts and is cancelled.
+    SimModel("slow", output_tokens=8, tps=80.0, ttft=0.0),
+]
 
 
 @pytest.fixture(scope="module")
@@ -103,3 +107,10 @@ def test_a_translated_call_is_freed_by_reference_counting(
     gw: GatewayServer, dialect: str, stream: bool
 ) -> None:
     assert _modelpool_garbage(gw, "t", dialect, stream, calls=8) == []
+
+
+@pytest.mark.parametrize("dialect", ["openai", "anthropic"])
+def test_a_stream_the_disconnect_watch_saw_is_freed_by_reference_counting(
+    gw: GatewayServer, dialect: str
+) -> None:
+    assert _modelpool_garbage(gw, "slow", dialect, True, calls=3) == []

@@ -118,4 +118,7 @@ class DisconnectWatch:
             self._start.cancel()
             self._start = None
         if self._watcher is not None:
+            # Let go of it: the task refers to this watch through its coroutine, a cycle otherwise left to
+            # the garbage collector with everything the call built (issue #29).
             self._watcher.cancel()
+            self._watcher = None
