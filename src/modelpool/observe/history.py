@@ -19,8 +19,8 @@ def session_entry(trace: CallTrace, wall_at: Callable[[float], float]) -> tuple[
     if usage:
         tin, tout = usage.get("prompt_tokens"), usage.get("completion_tokens")
         cached = usage.get("cached_tokens") or 0
-    else:
-        tin, tout = usage_tokens(trace.relay) if trace.served else (None, None)
+    else:  # no usage at all (a call that was not served: a served one has at least the estimate)
+        tin, tout = usage_tokens(trace)
         cached = 0
     attempts = [{"route": a.route, "kind": a.kind, "status": a.status} for a in trace.attempts]
     if trace.served is not None:
