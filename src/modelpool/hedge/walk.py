@@ -86,6 +86,11 @@ class HedgingWalker(Walker):
                 for racer in race.racers:
                     if racer.done and not racer.noted and not racer.inline:
                         self._failed_before_decision(racer)
+            elif outcome.error is None:
+                # Served alone, as nearly always: what `Walker._try_route` does with a first try that
+                # succeeded, without replaying it through a closure and a coroutine more (issue #29).
+                self.health.success(cand.key, outcome.result)
+                return None
             return await super()._try_route(cand, _replay(outcome, attempt), retries)
         finally:
             if len(race.racers) > 1:  # only a started rival can outlive the turn
