@@ -66,8 +66,17 @@ class HedgingWalker(Walker):
                 return other
         return None
 
+    def _may_have_rival(self, cand: Candidate) -> bool:
+        """Whether a rival could start: a candidate on another provider is left. Whether it rests is
+        asked only when the delay passed (`_fire`): a race with no rival by then is the plain walk."""
+        provider = cand.route.provider_id
+        for other in self.pending:  # noqa: SIM110 (no generator object per call)
+            if other.route.provider_id != provider:
+                return True
+        return False
+
     async def _try_route(self, cand: Candidate, attempt: Attempt, retries: int) -> AttemptFailure | None:
-        if not self._may_hedge or self.state.hedge_started or self._rival(cand) is None:
+        if not self._may_hedge or self.state.hedge_started or not self._may_have_rival(cand):
             return await super()._try_route(cand, attempt, retries)
         self.state.current = cand
         race = Race(self._won)

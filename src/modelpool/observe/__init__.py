@@ -18,7 +18,7 @@ from prometheus_client.registry import Collector
 
 from modelpool import logs
 from modelpool.observe.collector import GatewayCollector
-from modelpool.observe.history import session_entry
+from modelpool.observe.history import session_entry, session_record
 from modelpool.observe.metrics import Flusher, Tally, multiprocess_dir
 from modelpool.observe.trace import CallTrace, call_usage, usage_tokens
 
@@ -61,7 +61,7 @@ class Observer:
 
             multiprocess.MultiProcessCollector(self.registry, path=self.mp_dir)
         self.registry.register(self._collector)
-        gw.history.describe = session_entry  # the session history book describes our traces later
+        gw.history.describe = session_entry  # the session history book describes our records later
         self._history = gw.history.pending
 
     def begin(self, ingress: str, headers: Mapping[str, str]) -> CallTrace:
@@ -97,7 +97,9 @@ class Observer:
                 _estimate_if_unreported(trace)
             self.tally.record(trace)
             self.gw.accounts.finish(trace.key, trace.ticket, trace.walker, trace.served)
-            self._history.append(trace)  # SPEC §8: described and stored in the background
+            record = session_record(trace)  # SPEC §8: plain values, described and stored in the background
+            if record is not None:
+                self._history.append(record)
             if trace.otel is not None:
                 trace.otel.finish(trace, usage_tokens(trace) if trace.served else (None, None))
             if call_log.isEnabledFor(logging.INFO):
