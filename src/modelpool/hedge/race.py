@@ -100,7 +100,7 @@ class Race:
         return [r.task for r in self.racers if not r.inline and r.task is not None and not (live and r.done)]
 
     async def claim(self, racer: Racer) -> None:
-        if self.winner is None:
+        if self.winner is None and not self.closed:  # closed: the turn is over, nothing left to win
             self.winner = racer
             losers = self.rivals_alive(racer)
             self._on_win(racer, losers)
@@ -115,6 +115,15 @@ class Race:
         if self.winner is racer:
             return
         await asyncio.get_running_loop().create_future()  # the loser waits for its cancellation
+
+    def close(self) -> None:
+        """The route's turn is over and no racer runs: let go of the racers. A racer and its race refer
+        to each other, so without this every hedged call — its walk, its relay, its parsed body — would
+        wait for the cycle collector instead of going when its last reference does (issue #29)."""
+        self.closed = True
+        self.racers = []
+        self.winner = None
+        self._decided = None
 
     def rivals_alive(self, racer: Racer) -> list[Racer]:
         return [r for r in self.racers if r is not racer and not r.done]

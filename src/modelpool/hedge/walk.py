@@ -104,6 +104,7 @@ class HedgingWalker(Walker):
         finally:
             if len(race.racers) > 1:  # only a started rival can outlive the turn
                 await _stop(race)
+            race.close()
 
     async def _first_try(self, race: Race, first: Racer, attempt: Attempt) -> _Outcome | None:
         """The route's first try, in this task, as the race's first racer: its outcome for the ordinary
