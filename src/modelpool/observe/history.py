@@ -19,7 +19,12 @@ def session_record(trace: CallTrace) -> tuple[Any, ...] | None:
     call = trace.call
     if call is None or not call.session_id:
         return None  # refused before it had a pool (bad body, unknown model, key): no session to list
-    state = trace.walker.state if trace.walker is not None else None
+    walker = trace.walker
+    try:
+        state = walker.state
+        effort, hedged, usage, cost = state.effort, state.hedged, state.usage, state.cost
+    except AttributeError:  # no walk (refused before it), or a stand-in without a walk's state
+        effort = hedged = usage = cost = None
     return (
         call.session_id,
         trace.t0,
@@ -30,13 +35,13 @@ def session_record(trace: CallTrace) -> tuple[Any, ...] | None:
         trace.served,
         call.purpose,
         call.stream,
-        getattr(state, "effort", None),
+        effort,
         trace.outcome,
         trace.status,
         trace.attempts,
-        getattr(state, "hedged", None),
-        getattr(state, "usage", None),
-        getattr(state, "cost", None),
+        hedged,
+        usage,
+        cost,
         trace.ttft,
         trace.total,
     )
