@@ -35,6 +35,7 @@ import gc
 import time
 import timeit
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -231,33 +232,83 @@ def profile(calls: int) -> None:
     pstats.Stats(prof).sort_stats("tottime").print_stats(40)
 
 
+LINES = [
+    ("hedge", "hedge armed, not fired"),
+    ("cost", "cost + usage"),
+    ("cost+key", "cost + a budget/rpm/tpm key"),
+    ("history", "session history"),
+    ("quota", "quota (rate-limit headers read)"),
+]
+ALL = "hedge+cost+key+history+quota"
+
+
+def added(best: dict[str, float]) -> dict[str, float]:
+    """µs per call each feature adds to the baseline walk (the key: on top of cost), and all five."""
+    base = best["baseline"]
+    out = {name: best[name] - base for name, _ in LINES}
+    out["key"] = best["cost+key"] - best["cost"]
+    out["all five"] = best[ALL] - base
+    return out
+
+
+def reference(calls: int, repeat: int) -> float:
+    return min(timeit.repeat("sum(range(100))", number=calls, repeat=repeat)) / calls * 1e6
+
+
+def ab(other_src: str, calls: int, rounds: int) -> None:
+    """Before/after in one run: processes of the other tree (`PYTHONPATH=other_src`) and of this one,
+    alternated `rounds` times (each the best of two interleaved rounds); best of all per variant."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    here = str(Path(__file__).resolve().parents[1] / "src")
+    trees = {"before": other_src, "after": here}
+    best: dict[str, dict[str, float]] = {t: {} for t in trees}
+    for _ in range(rounds):
+        for tree, src in trees.items():
+            env = {**os.environ, "PYTHONPATH": src}
+            cmd = [sys.executable, __file__, "--calls", str(calls), "--repeat", "2", "--json"]
+            out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+            for name, v in json.loads(out)["best"].items():
+                best[tree][name] = min(v, best[tree].get(name, v))
+    print(f"reference: sum(range(100)) {reference(calls, 5):.2f} µs (how fast this machine is right now)")
+    print(f"{'µs per call':34s}{'before':>9s}{'after':>9s}")
+    print(f"{'baseline walk':34s}{best['before']['baseline']:9.2f}{best['after']['baseline']:9.2f}")
+    b, a = added(best["before"]), added(best["after"])
+    for name in b:
+        print(f"{name + ' (added)':34s}{b[name]:9.2f}{a[name]:9.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=20_000)
     ap.add_argument("--repeat", type=int, default=5, help="best of N runs (a shared machine is noisy)")
     ap.add_argument("--profile", action="store_true", help="cProfile the all-on loop instead")
+    ap.add_argument("--json", action="store_true", help="the figures as JSON (for --ab)")
+    ap.add_argument("--ab", metavar="SRC", help="before/after: another tree's src/ against this one")
     args = ap.parse_args()
     if args.profile:
         profile(args.calls)
         return
+    if args.ab:
+        ab(args.ab, args.calls, args.repeat)
+        return
     best = measure(args.calls, args.repeat)
-    ref = min(timeit.repeat("sum(range(100))", number=args.calls, repeat=args.repeat)) / args.calls * 1e6
-    base = best["baseline"]
+    ref = reference(args.calls, args.repeat)
+    if args.json:
+        import json
+
+        print(json.dumps({"reference_us": ref, "best": best, "added": added(best)}))
+        return
+    add = added(best)
     print(f"reference: sum(range(100))               {ref:6.2f} µs  (how fast this machine is right now)")
-    print(f"baseline walk (prepare, plan, 1 attempt): {base:6.2f} µs/call")
-    lines = [
-        ("hedge", "hedge armed, not fired"),
-        ("cost", "cost + usage"),
-        ("cost+key", "cost + a budget/rpm/tpm key"),
-        ("history", "session history"),
-        ("quota", "quota (rate-limit headers read)"),
-    ]
-    for name, label in lines:
-        print(f"{label + ':':42s}{best[name] - base:6.2f} µs/call added")
-    key_alone = best["cost+key"] - best["cost"]
-    print(f"{'  of which the key:':42s}{key_alone:6.2f} µs/call")
-    whole = best["hedge+cost+key+history+quota"] - base
-    print(f"{'all five on:':42s}{whole:6.2f} µs/call added  (goal <= 20)")
+    print(f"baseline walk (prepare, plan, 1 attempt): {best['baseline']:6.2f} µs/call")
+    for name, label in LINES:
+        print(f"{label + ':':42s}{add[name]:6.2f} µs/call added")
+    print(f"{'  of which the key:':42s}{add['key']:6.2f} µs/call")
+    print(f"{'all five on:':42s}{add['all five']:6.2f} µs/call added  (goal <= 20)")
 
 
 if __name__ == "__main__":
