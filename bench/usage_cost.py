@@ -20,11 +20,13 @@ top of that baseline walk, on its own and all five together (issue #29's "with a
   the headers, and the planner's quota gate on every later call. Off: a reply without those headers
   (the check alone, as on any reply).
 
-    python bench/usage_cost.py [--calls 20000] [--repeat 5] [--profile]
+    python bench/usage_cost.py [--calls 20000] [--repeat 5] [--profile] [--json]
+    python bench/usage_cost.py --ab /tmp/base/src [--calls 20000] [--repeat 5]   # before/after, one run
 
 Interleaved rounds (every variant once per round), best of `--repeat`; CPU time of this process
 (`time.process_time`: a busy shared machine preempts, it does not bill). `--profile`: cProfile of the
-all-on loop, the top functions by own time.
+all-on loop, the top functions by own time. `--ab SRC`: this bench run alternately on another tree's
+sources (e.g. `git archive` of the base in /tmp) and on this one's, `--repeat` processes each.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import asyncio
 import gc
 import time
 import timeit
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -136,7 +139,7 @@ class Features:
         return "+".join(on) or "baseline"
 
 
-def attempt_for(gw: Gateway, quota: bool):
+def attempt_for(gw: Gateway, quota: bool) -> Callable[[Candidate], Awaitable[AttemptResult]]:
     """A served attempt as a relay ends it: the upstream client's quota steps (`UpstreamClient.post`),
     and in a hedge race the claim of the win before its first write."""
     book = gw.client.quota

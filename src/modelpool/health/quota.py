@@ -116,7 +116,7 @@ def _count(value: str | None) -> int | None:
     if value is None:
         return None
     try:
-        n = int(value.strip())
+        n = int(value)  # surrounding whitespace is allowed by int() itself
     except ValueError:
         try:
             n = int(float(value.strip()))

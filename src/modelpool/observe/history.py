@@ -61,7 +61,7 @@ def session_entry(record: Any, wall_at: Callable[[float], float]) -> tuple[str, 
     else:  # no usage at all (a call that was not served: a served one has at least the estimate)
         tin = tout = None
         cached = 0
-    attempts = [{"route": a.route, "kind": a.kind, "status": a.status} for a in tried]
+    attempts = [{"route": a.route, "kind": a.kind, "status": a.status} for a in tried] if tried else []
     if served is not None:
         attempts.append({"route": served, "kind": None, "status": status})
     return sid, {
