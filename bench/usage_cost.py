@@ -21,11 +21,11 @@ top of that baseline walk, on its own and all five together (issue #29's "with a
   (the check alone, as on any reply).
 
     python bench/usage_cost.py [--calls 20000] [--repeat 5] [--profile] [--json]
-    python bench/usage_cost.py --ab /tmp/base/src [--calls 20000] [--repeat 5]   # before/after, one run
+    python bench/usage_cost.py --ab /tmp/base/src[,label=/tmp/step/src…] [--calls 20000] [--repeat 5]
 
 Interleaved rounds (every variant once per round), best of `--repeat`; CPU time of this process
 (`time.process_time`: a busy shared machine preempts, it does not bill). `--profile`: cProfile of the
-all-on loop, the top functions by own time. `--ab SRC`: this bench run alternately on another tree's
+all-on loop, the top functions by own time. `--ab SRC,…`: this bench run alternately on other trees'
 sources (e.g. `git archive` of the base in /tmp) and on this one's, `--repeat` processes each.
 """
 
@@ -258,16 +258,20 @@ def reference(calls: int, repeat: int) -> float:
     return min(timeit.repeat("sum(range(100))", number=calls, repeat=repeat)) / calls * 1e6
 
 
-def ab(other_src: str, calls: int, rounds: int) -> None:
-    """Before/after in one run: processes of the other tree (`PYTHONPATH=other_src`) and of this one,
-    alternated `rounds` times (each the best of two interleaved rounds); best of all per variant."""
+def ab(others: str, calls: int, rounds: int) -> None:
+    """Before/after in one run: processes of other trees (`PYTHONPATH=<src>`, comma-separated, oldest
+    first, each optionally `label=src`) and of this one, alternated `rounds` times (each the best of two
+    interleaved rounds); the best of all per variant."""
     import json
     import os
     import subprocess
     import sys
 
-    here = str(Path(__file__).resolve().parents[1] / "src")
-    trees = {"before": other_src, "after": here}
+    trees: dict[str, str] = {}
+    for n, item in enumerate(others.split(",")):
+        label, _, src = item.rpartition("=")
+        trees[label or ("before" if n == 0 else f"tree {n}")] = src
+    trees["after"] = str(Path(__file__).resolve().parents[1] / "src")
     best: dict[str, dict[str, float]] = {t: {} for t in trees}
     for _ in range(rounds):
         for tree, src in trees.items():
@@ -277,11 +281,12 @@ def ab(other_src: str, calls: int, rounds: int) -> None:
             for name, v in json.loads(out)["best"].items():
                 best[tree][name] = min(v, best[tree].get(name, v))
     print(f"reference: sum(range(100)) {reference(calls, 5):.2f} µs (how fast this machine is right now)")
-    print(f"{'µs per call':34s}{'before':>9s}{'after':>9s}")
-    print(f"{'baseline walk':34s}{best['before']['baseline']:9.2f}{best['after']['baseline']:9.2f}")
-    b, a = added(best["before"]), added(best["after"])
-    for name in b:
-        print(f"{name + ' (added)':34s}{b[name]:9.2f}{a[name]:9.2f}")
+    width = max(9, *(len(t) + 2 for t in trees))
+    print(f"{'µs per call':26s}" + "".join(f"{t:>{width}s}" for t in trees))
+    print(f"{'baseline walk':26s}" + "".join(f"{best[t]['baseline']:{width}.2f}" for t in trees))
+    table = {t: added(best[t]) for t in trees}
+    for name in table["after"]:
+        print(f"{name + ' (added)':26s}" + "".join(f"{table[t][name]:{width}.2f}" for t in trees))
 
 
 def main() -> None:
@@ -290,7 +295,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5, help="best of N runs (a shared machine is noisy)")
     ap.add_argument("--profile", action="store_true", help="cProfile the all-on loop instead")
     ap.add_argument("--json", action="store_true", help="the figures as JSON (for --ab)")
-    ap.add_argument("--ab", metavar="SRC", help="before/after: another tree's src/ against this one")
+    ap.add_argument(
+        "--ab", metavar="SRC[,SRC…]", help="before/after: other trees' src/ (oldest first) against this one"
+    )
     args = ap.parse_args()
     if args.profile:
         profile(args.calls)
