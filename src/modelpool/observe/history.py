@@ -47,12 +47,8 @@ def session_record(trace: CallTrace) -> tuple[Any, ...] | None:
     )
 
 
-def session_entry(record: Any, wall_at: Callable[[float], float]) -> tuple[str, dict[str, Any]] | None:
+def session_entry(record: tuple[Any, ...], wall_at: Callable[[float], float]) -> tuple[str, dict[str, Any]]:
     """A `session_record` as (session id, entry); the history book calls it at its flush."""
-    if isinstance(record, CallTrace):  # a trace handed over as it is (the record made here)
-        record = session_record(record)
-        if record is None:
-            return None
     sid, t0, request_id, ingress, model, pool, served, purpose, stream, effort = record[:10]
     outcome, status, tried, hedged, usage, cost, ttft, total = record[10:]
     if usage:
