@@ -58,6 +58,10 @@ class Racer:
 RACER: ContextVar[Racer | None] = ContextVar("modelpool_racer", default=None)
 
 
+def _after_the_turn(winner: Racer, losers: list[Racer]) -> None:
+    return None  # a closed race has no one to tell: nothing is left to win (`Race.close`)
+
+
 class Race:
     def __init__(self, on_win: Callable[[Racer, list[Racer]], None]) -> None:
         self.racers: list[Racer] = []
@@ -124,6 +128,9 @@ class Race:
         self.racers = []
         self.winner = None
         self._decided = None
+        # A racer can outlive its turn in a context copied while it ran (asyncio keeps a cancelled timer,
+        # and its context, until the timer's time): through the race it must not keep the walk.
+        self._on_win = _after_the_turn
 
     def rivals_alive(self, racer: Racer) -> list[Racer]:
         return [r for r in self.racers if r is not racer and not r.done]
