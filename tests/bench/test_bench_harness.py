@@ -148,7 +148,7 @@ def test_issue21_goal_rows_and_the_bookkeeping_and_client_benches_run(tmp_path: 
     assert "#21 sequential stream: added TTFT p50" in rows
     env = {**os.environ, "PYTHONPATH": str(BENCH.parent / "src")}
     for script, args, expected in (
-        ("usage_cost.py", ["--calls", "200", "--repeat", "1"], "all three (hedge + cost + limited key)"),
+        ("usage_cost.py", ["--calls", "200", "--repeat", "1"], "all five on:"),
         ("upstream_client.py", ["--requests", "50", "--rounds", "1"], "modelpool http1"),
     ):
         proc = subprocess.run(

@@ -94,7 +94,10 @@ class Accounts:
         else:
             tokens = call.est_tokens
         estimate = self.estimate(call, tokens, now) if key.budget is not None else 0.0
-        return await self.limits.admit(key, call.pool.id, estimate, tokens, now)
+        limits = self.limits
+        if key.budget is None or limits.shared is None:  # all in this process: no await, no coroutine
+            return limits.take(key, call.pool.id, estimate, tokens, now)
+        return await limits.admit(key, call.pool.id, estimate, tokens, now)
 
     def estimate(self, call: Call, tokens_in: int, now: float) -> float:
         """The call's cost on its dearest priced route: estimated input at the uncached price plus

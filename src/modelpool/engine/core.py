@@ -194,8 +194,13 @@ class Engine:
         )
 
     def _quota_reserve(self) -> tuple[int, int, bool]:
-        quota = self.runtime.config.pool.quota
-        return quota.reserve.requests, quota.reserve.tokens, quota.enabled
+        """`pool.quota` of the config in force, read once per runtime (the quota book asks per reply)."""
+        memo = self.runtime.memo
+        found: tuple[int, int, bool] | None = memo.get("quota_reserve")
+        if found is None:
+            quota = self.runtime.config.pool.quota
+            found = memo["quota_reserve"] = (quota.reserve.requests, quota.reserve.tokens, quota.enabled)
+        return found
 
     # ---- construction -------------------------------------------------------------------------
 

@@ -73,33 +73,50 @@ class Quota:
 
 def parse_reset(value: str | None, now: float) -> float | None:
     """A reset as an epoch: an RFC 3339 moment (Anthropic), a Go-style duration (`6m0s`, `20ms`,
-    OpenAI) or plain seconds."""
+    OpenAI) or plain seconds. What a text means is worked out once (a route repeats the same few
+    texts reply after reply) and kept: an absolute moment, or a delay from `now` (issue #29)."""
     if not value:
         return None
+    found = _RESETS.get(value)
+    if found is None:
+        if len(_RESETS) >= MAX_RESETS_KEPT:
+            _RESETS.clear()
+        found = _RESETS[value] = _reset_of(value)
+    absolute, seconds = found
+    if seconds is None:
+        return None
+    return seconds if absolute else now + seconds
+
+
+MAX_RESETS_KEPT = 1024
+_RESETS: dict[str, tuple[bool, float | None]] = {}  # a reset text → (absolute?, epoch or delay)
+
+
+def _reset_of(value: str) -> tuple[bool, float | None]:
     value = value.strip()
     if "T" in value and ("-" in value[:8]):
         try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+            return True, datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
         except ValueError:
-            return None
+            return True, None
     try:
         seconds = float(value)
     except ValueError:
         pass
     else:
         # Some upstreams send the reset as a Unix time rather than a delay.
-        return seconds if seconds > 1e9 else now + max(0.0, seconds)
+        return (True, seconds) if seconds > 1e9 else (False, max(0.0, seconds))
     parts = _GO_DURATION.findall(value)
     if not parts or "".join(n + u for n, u in parts) != value:
-        return None
-    return now + sum(float(n) * _UNITS[u] for n, u in parts)
+        return True, None
+    return False, sum(float(n) * _UNITS[u] for n, u in parts)
 
 
 def _count(value: str | None) -> int | None:
     if value is None:
         return None
     try:
-        n = int(value.strip())
+        n = int(value)  # surrounding whitespace is allowed by int() itself
     except ValueError:
         try:
             n = int(float(value.strip()))
@@ -108,37 +125,43 @@ def _count(value: str | None) -> int | None:
     return max(0, n)
 
 
+_ANTHROPIC_TOKENS = tuple(
+    (f"anthropic-ratelimit-{name}-remaining", f"anthropic-ratelimit-{name}-reset")
+    for name in ("tokens", "input-tokens", "output-tokens")
+)
+
+
 def read_quota(headers: Mapping[str, str], now: float) -> Quota | None:
     """The quota a reply's headers announce, or None when they announce none (case-insensitive
     `headers`, e.g. the connection's CIMultiDict)."""
     get = headers.get
     q = Quota(at=now)
     found = False
-    for prefix, suffix in (("x-ratelimit-remaining-", "x-ratelimit-reset-"),):
-        req = _count(get(prefix + "requests"))
-        if req is not None:
-            found = True
-            q.requests = req
-            q.requests_reset = parse_reset(get(suffix + "requests"), now) or now + DEFAULT_RESET
-        tok = _count(get(prefix + "tokens"))
-        if tok is not None:
-            found = True
-            q.tokens = tok
-            q.tokens_reset = parse_reset(get(suffix + "tokens"), now) or now + DEFAULT_RESET
-    a = "anthropic-ratelimit-"
-    req = _count(get(a + "requests-remaining"))
+    req = _count(get("x-ratelimit-remaining-requests"))
+    if req is not None:
+        found = True
+        q.requests = req
+        q.requests_reset = parse_reset(get("x-ratelimit-reset-requests"), now) or now + DEFAULT_RESET
+    tok = _count(get("x-ratelimit-remaining-tokens"))
+    if tok is not None:
+        found = True
+        q.tokens = tok
+        q.tokens_reset = parse_reset(get("x-ratelimit-reset-tokens"), now) or now + DEFAULT_RESET
+    req = _count(get("anthropic-ratelimit-requests-remaining"))
     if req is not None:
         found = True
         q.requests = req if q.requests is None else min(q.requests, req)
-        q.requests_reset = max(q.requests_reset, parse_reset(get(a + "requests-reset"), now) or now)
+        q.requests_reset = max(
+            q.requests_reset, parse_reset(get("anthropic-ratelimit-requests-reset"), now) or now
+        )
     # The tightest of the token budgets an Anthropic reply announces decides (the call's estimate is
     # of input; an exhausted output budget fails the call just as well).
-    for name in ("tokens", "input-tokens", "output-tokens"):
-        tok = _count(get(f"{a}{name}-remaining"))
+    for remaining, reset_name in _ANTHROPIC_TOKENS:
+        tok = _count(get(remaining))
         if tok is None:
             continue
         found = True
-        reset = parse_reset(get(f"{a}{name}-reset"), now) or now + DEFAULT_RESET
+        reset = parse_reset(get(reset_name), now) or now + DEFAULT_RESET
         if q.tokens is None or tok < q.tokens:
             q.tokens, q.tokens_reset = tok, reset
     retry = parse_retry_after(get("retry-after"), now)

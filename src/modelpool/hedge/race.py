@@ -58,6 +58,10 @@ class Racer:
 RACER: ContextVar[Racer | None] = ContextVar("modelpool_racer", default=None)
 
 
+def _after_the_turn(winner: Racer, losers: list[Racer]) -> None:
+    return None  # a closed race has no one to tell: nothing is left to win (`Race.close`)
+
+
 class Race:
     def __init__(self, on_win: Callable[[Racer, list[Racer]], None]) -> None:
         self.racers: list[Racer] = []
@@ -100,7 +104,7 @@ class Race:
         return [r.task for r in self.racers if not r.inline and r.task is not None and not (live and r.done)]
 
     async def claim(self, racer: Racer) -> None:
-        if self.winner is None:
+        if self.winner is None and not self.closed:  # closed: the turn is over, nothing left to win
             self.winner = racer
             losers = self.rivals_alive(racer)
             self._on_win(racer, losers)
@@ -115,6 +119,18 @@ class Race:
         if self.winner is racer:
             return
         await asyncio.get_running_loop().create_future()  # the loser waits for its cancellation
+
+    def close(self) -> None:
+        """The route's turn is over and no racer runs: let go of the racers. A racer and its race refer
+        to each other, so without this every hedged call — its walk, its relay, its parsed body — would
+        wait for the cycle collector instead of going when its last reference does (issue #29)."""
+        self.closed = True
+        self.racers = []
+        self.winner = None
+        self._decided = None
+        # A racer can outlive its turn in a context copied while it ran (asyncio keeps a cancelled timer,
+        # and its context, until the timer's time): through the race it must not keep the walk.
+        self._on_win = _after_the_turn
 
     def rivals_alive(self, racer: Racer) -> list[Racer]:
         return [r for r in self.racers if r is not racer and not r.done]

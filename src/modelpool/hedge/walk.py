@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from modelpool.config.schema import HedgeConfig, PoolConfig
@@ -29,6 +30,19 @@ from modelpool.walk.walker import Attempt, CommittedFailure, Consent, HealthSink
 Publish = Callable[..., Any]
 
 
+@dataclass(frozen=True, slots=True)
+class HedgeParts:
+    """What every hedging walk of a runtime shares: `pool.hedge`, the route's first-event quantile, the
+    budget, where a loser's wait is measured and where a hedge is reported. Built once per runtime by
+    the engine, so a walk's construction is a few attribute stores (issue #29)."""
+
+    hedge: HedgeConfig
+    quantile: Quantile
+    budget: HedgeBudget
+    measure: Callable[[str, float], None]
+    publish: Publish | None = None
+
+
 class HedgingWalker(Walker):
     def __init__(
         self,
@@ -36,28 +50,21 @@ class HedgingWalker(Walker):
         plan: Plan,
         pool_cfg: PoolConfig,
         health: HealthSink,
-        *,
-        hedge: HedgeConfig,
-        quantile: Quantile,
-        budget: HedgeBudget,
-        measure: Callable[[str, float], None],
-        on_hedge: Publish | None = None,
+        parts: HedgeParts,
         on_switch: Callable[[str, str, str], None] | None = None,
         consent: Consent | None = None,
     ) -> None:
         super().__init__(call, plan, pool_cfg, health, on_switch=on_switch, consent=consent)
-        self.hedge = hedge
-        self._quantile = quantile
-        self._budget = budget
-        self._measure = measure
-        self._publish = on_hedge
+        self.hedge = parts.hedge
+        self._parts = parts
         # Purpose calls, a forced route and `fallback: false` never hedge (SPEC §3.7).
         self._may_hedge = not call.purpose and call.forced_route is None and pool_cfg.fallback
 
     def _on_hedge(self, outcome: str, loser: str | None, winner: str | None) -> None:
-        if self._publish is not None:
+        publish = self._parts.publish
+        if publish is not None:
             fields = {"pool": self.call.pool.id, "session": self.call.session_id}
-            self._publish("hedge", outcome=outcome, loser=loser, winner=winner, **fields)
+            publish("hedge", outcome=outcome, loser=loser, winner=winner, **fields)
 
     def _rival(self, cand: Candidate) -> Candidate | None:
         """The next candidate on another provider that is not resting."""
@@ -66,14 +73,23 @@ class HedgingWalker(Walker):
                 return other
         return None
 
+    def _may_have_rival(self, cand: Candidate) -> bool:
+        """Whether a rival could start: a candidate on another provider is left. Whether it rests is
+        asked only when the delay passed (`_fire`): a race with no rival by then is the plain walk."""
+        provider = cand.route.provider_id
+        for other in self.pending:  # noqa: SIM110 (no generator object per call)
+            if other.route.provider_id != provider:
+                return True
+        return False
+
     async def _try_route(self, cand: Candidate, attempt: Attempt, retries: int) -> AttemptFailure | None:
-        if not self._may_hedge or self.state.hedge_started or self._rival(cand) is None:
+        if not self._may_hedge or self.state.hedge_started or not self._may_have_rival(cand):
             return await super()._try_route(cand, attempt, retries)
         self.state.current = cand
         race = Race(self._won)
         first = race.inline(cand)
         loop = asyncio.get_running_loop()
-        delay = hedge_delay(self.hedge, cand.key, self._quantile)
+        delay = hedge_delay(self.hedge, cand.key, self._parts.quantile)
         timer = loop.call_later(delay, self._fire, race, first, attempt)
         try:
             try:
@@ -86,10 +102,16 @@ class HedgingWalker(Walker):
                 for racer in race.racers:
                     if racer.done and not racer.noted and not racer.inline:
                         self._failed_before_decision(racer)
+            elif outcome.error is None:
+                # Served alone, as nearly always: what `Walker._try_route` does with a first try that
+                # succeeded, without replaying it through a closure and a coroutine more (issue #29).
+                self.health.success(cand.key, outcome.result)
+                return None
             return await super()._try_route(cand, _replay(outcome, attempt), retries)
         finally:
             if len(race.racers) > 1:  # only a started rival can outlive the turn
                 await _stop(race)
+            race.close()
 
     async def _first_try(self, race: Race, first: Racer, attempt: Attempt) -> _Outcome | None:
         """The route's first try, in this task, as the race's first racer: its outcome for the ordinary
@@ -126,11 +148,12 @@ class HedgingWalker(Walker):
         rival = self._rival(first.cand)
         if rival is None:
             return
-        if not self._budget.allow(self.hedge.budget):
+        budget = self._parts.budget
+        if not budget.allow(self.hedge.budget):
             self.state.hedge_outcome = "budget_refused"
             self._on_hedge("budget_refused", first.cand.key, None)
             return
-        self._budget.note_hedge()
+        budget.note_hedge()
         self.pending.remove(rival)
         self.state.hedge_started = True
         race.start(rival, attempt)
@@ -144,7 +167,7 @@ class HedgingWalker(Walker):
         for loser in losers:
             loser.noted = True
             # A censored sample: the loser's first event would have come no sooner than now.
-            self._measure(loser.cand.key, now - loser.t0)
+            self._parts.measure(loser.cand.key, now - loser.t0)
         race = winner.race
         outcome = "won_by_first" if winner is race.racers[0] else "won_by_hedge"
         self.state.hedged = f"{losers[0].cand.key} → {winner.cand.key}"

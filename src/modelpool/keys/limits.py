@@ -123,21 +123,13 @@ class Limits:
                     self.spent[(label, period)] = self.spent.get((label, period), 0.0) + cost
 
     async def admit(self, key: ClientKey, pool: str, estimate: float, tokens: int, now: float) -> Ticket:
-        _now_hint[0] = now
-        if not key.may_use(pool):
-            raise Refused(
-                403,
-                "forbidden",
-                f"key {key.label!r} may not use pool {pool!r} (allowed: {', '.join(key.pools or ())})",
-                "pools",
-                None,
-            )
-        minute = int(now // 60)
         if key.budget is not None and self.shared is not None:
+            _now_hint[0] = now
+            _pool_check(key, pool)
             try:
                 # Bounded by the client's own timeouts (connect 0.25 s, reply 1 s): a refused connection
                 # fails at once; a slow but working Redis is waited for, so the budget still holds.
-                shared_ticket: Ticket = await self.shared.admit(key, estimate, tokens, now, minute)
+                shared_ticket: Ticket = await self.shared.admit(key, estimate, tokens, now, int(now // 60))
             except Refused:
                 raise
             except Exception as exc:
@@ -149,6 +141,15 @@ class Limits:
             else:
                 self._degraded = False
                 return shared_ticket
+        return self.take(key, pool, estimate, tokens, now)
+
+    def take(self, key: ClientKey, pool: str, estimate: float, tokens: int, now: float) -> Ticket:
+        """Admission in this process (no shared budget, or Redis down): the check and the reservation
+        with no `await` in between, so atomic on the event loop. `Accounts.admit` calls it directly when
+        nothing is shared (no coroutine more per call)."""
+        _now_hint[0] = now
+        _pool_check(key, pool)
+        minute = int(now // 60)
         self._rate(key, tokens, now, minute)
         ticket = Ticket(key, tokens=tokens, minute=minute)
         if key.budget is not None:
@@ -167,7 +168,9 @@ class Limits:
         window = self.windows.get(key.label)
         if window is None or window[0] != minute:
             window = self.windows[key.label] = [minute, 0, 0]
-        rate_check(key, window[1], window[2], tokens, minute)
+        rpm, tpm = key.rpm, key.tpm
+        if (rpm is not None and window[1] >= rpm) or (tpm is not None and window[2] + tokens > tpm):
+            rate_check(key, window[1], window[2], tokens, minute)  # refuses, naming the limit
         window[1] += 1
         window[2] += tokens
 
@@ -204,6 +207,17 @@ class Limits:
                 "resets_at": iso(resets) if resets else None,
             }
         return out
+
+
+def _pool_check(key: ClientKey, pool: str) -> None:
+    if not key.may_use(pool):
+        raise Refused(
+            403,
+            "forbidden",
+            f"key {key.label!r} may not use pool {pool!r} (allowed: {', '.join(key.pools or ())})",
+            "pools",
+            None,
+        )
 
 
 def over_budget(held: float, estimate: float, budget: float) -> bool:

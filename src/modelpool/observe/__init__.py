@@ -18,7 +18,7 @@ from prometheus_client.registry import Collector
 
 from modelpool import logs
 from modelpool.observe.collector import GatewayCollector
-from modelpool.observe.history import session_entry
+from modelpool.observe.history import session_entry, session_record
 from modelpool.observe.metrics import Flusher, Tally, multiprocess_dir
 from modelpool.observe.trace import CallTrace, call_usage, usage_tokens
 
@@ -61,7 +61,7 @@ class Observer:
 
             multiprocess.MultiProcessCollector(self.registry, path=self.mp_dir)
         self.registry.register(self._collector)
-        gw.history.describe = session_entry  # the session history book describes our traces later
+        gw.history.describe = session_entry  # the session history book describes our records later
         self._history = gw.history.pending
 
     def begin(self, ingress: str, headers: Mapping[str, str]) -> CallTrace:
@@ -97,7 +97,9 @@ class Observer:
                 _estimate_if_unreported(trace)
             self.tally.record(trace)
             self.gw.accounts.finish(trace.key, trace.ticket, trace.walker, trace.served)
-            self._history.append(trace)  # SPEC §8: described and stored in the background
+            record = session_record(trace)  # SPEC §8: plain values, described and stored in the background
+            if record is not None:
+                self._history.append(record)
             if trace.otel is not None:
                 trace.otel.finish(trace, usage_tokens(trace) if trace.served else (None, None))
             if call_log.isEnabledFor(logging.INFO):
@@ -110,10 +112,6 @@ class Observer:
                 self._schedule_flush()
         except Exception:  # the answer already went out: bookkeeping must never turn it into an error
             logging.getLogger("modelpool.observe").exception("recording call %s failed", trace.request_id)
-        # The history keeps the trace until its next flush; the relay (its streams, the client's request
-        # cycle) is no longer needed, and hundreds of calls' relays kept that long were most of what the
-        # collector's full passes walked under load (issue #29).
-        trace.relay = None
 
     def _schedule_flush(self) -> None:
         try:
