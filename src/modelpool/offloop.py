@@ -1,20 +1,24 @@
-"""Heavy configuration work without stalling the calls in flight (issue #21).
+"""Heavy configuration work without stalling the calls in flight (issues #21, #29).
 
-A reload of a large catalog (10,000 routes) costs a few hundred ms of CPU: reading the YAML, the
-catalog, pools, route verdicts. Done on the event loop, every call waiting on it stalls that long. It
-runs in a worker thread instead (the config watcher's load, the engine's new `Runtime`), and the new
-snapshot is swapped in by the caller in one assignment.
+A reload of a large catalog (10,000 routes) costs ~100 ms of CPU: reading the YAML, the catalog, pools,
+route verdicts. Done on the event loop in one go, every call waiting on it stalls that long. It runs in
+a worker thread instead (the config watcher's load, the engine's new `Runtime`), and the new snapshot is
+swapped in by the caller in one assignment.
 
-A thread alone is not enough: CPython hands the GIL over every `sys.getswitchinterval()` (5 ms), so
-each time the loop thread wakes for I/O it may wait up to 5 ms for the builder to let go, several
-times per call. While a build runs the interval is lowered to `SWITCH_INTERVAL`, so the loop waits
-fractions of a millisecond instead; the builder pays a little more in switching, which nobody waits on.
-Builds are serialised (one lock) so a slower older build can never overwrite a newer snapshot.
+A thread that simply competes for the GIL is not enough (issue #21 measured 15–38 ms stalls): on a busy
+machine the kernel deschedules the worker while it holds the GIL, and the loop then waits for the
+worker's next time slice, not for the GIL's switch interval. So the worker is *paced*: it runs only while
+the loop hands it a turn, and the loop thread sleeps meanwhile. A turn ends at the first `pace()` call
+after `SLICE` (the build calls `pace()` in its long loops: YAML nodes, routes, pools); the loop then
+runs until it has nothing ready (or `MAX_WAIT` has passed) before handing the next turn. The two threads
+never want the CPU at once, so a request waits at most one slice, plus whatever it waits on anyway.
+Code that is not paced (start-up's first build, tests) finds no turn and `pace()` returns at once.
 
-The garbage collector is paused while a build runs: a collection holds the GIL from start to end, and the
-build's own allocations triggered several of 3–20 ms each in the worker (the loop waited for them all:
-max loop lag 6–14 ms with, 4–5 ms without, on the same rebuilds). What the build left is collected
-normally once it is done.
+Builds are serialised (one lock) so a slower older build can never overwrite a newer snapshot. The garbage
+collector's *full* collections are held off while a build runs: a collection holds the GIL from start to
+end, and a full one over a 10,000-route heap takes 3–20 ms. The young generations are still collected as
+usual, a fraction of a millisecond each inside a turn; pausing the collector altogether (issue #21) left
+the whole build's allocations to one young collection of 2–5 ms right after it.
 """
 
 from __future__ import annotations
@@ -23,40 +27,156 @@ import asyncio
 import gc
 import sys
 import threading
+import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 A = TypeVar("A")
 
-SWITCH_INTERVAL = 0.0002  # seconds; CPython's default is 0.005
+SWITCH_INTERVAL = 0.0002  # seconds; CPython's default is 0.005 (matters only once a worker runs free)
+SLICE = 0.0005  # a worker's turn: the longest a request arriving meanwhile waits for the loop
+BUSY = 0.00005  # a loop iteration longer than this ran something: let the loop go round again first
+MAX_WAIT = 0.002  # ...but hand the worker a turn at least this often, so a busy gateway still reloads
+STUCK = 0.05  # a turn not ended by then (a long C call, a worker waiting on the loop): let it run free
 _lock = threading.Lock()  # builds one at a time, across engines in one process (tests run several)
+NO_FULL_COLLECTION = 1 << 30  # the oldest generation's threshold while a build runs
 _active = 0
 _saved = sys.getswitchinterval()
-_gc_was_on = True
+_thresholds = gc.get_threshold()
+_current = threading.local()  # the worker's `_Turns` while it builds
+
+
+def pace() -> None:
+    """Where paced work may hand the CPU back to the event loop; a no-op outside a paced build."""
+    turns: _Turns | None = getattr(_current, "turns", None)
+    if turns is not None and time.perf_counter() >= turns.deadline:
+        turns.hand_back()
+
+
+class _Turns:
+    """The baton between the loop thread and one worker: exactly one of them runs at a time."""
+
+    def __init__(self) -> None:
+        self._go = threading.Semaphore(0)  # the loop → the worker: your turn
+        self._back = threading.Semaphore(0)  # the worker → the loop: turn over (or finished)
+        self.deadline = 0.0
+        self.free = False  # the loop stopped handing turns: run to the end unpaced
+        self.finished = False
+
+    # worker side
+    def wait_turn(self) -> None:
+        if not self.free:
+            self._go.acquire()
+        self.deadline = time.perf_counter() + SLICE
+
+    def hand_back(self) -> None:
+        self._back.release()
+        self.wait_turn()
+
+    def finish(self) -> None:
+        self.finished = True
+        self._back.release()
+
+    # loop side
+    def turn(self) -> bool:
+        """Let the worker run one turn (the loop thread blocks meanwhile); False if it did not end in time."""
+        self._go.release()
+        return self._back.acquire(timeout=STUCK)
+
+    def release(self) -> None:
+        """Stop pacing: the worker runs on by itself, competing for the GIL as any thread."""
+        self.free = True
+        self._go.release()
 
 
 async def build_off_loop(build: Callable[[A], T], arg: A) -> T:
-    """`build(arg)` in a worker thread with a short GIL switch interval; returns its result."""
-    return await asyncio.to_thread(_build, build, arg)
+    """`build(arg)` in a paced worker thread; returns its result (or raises its error)."""
+    await _acquire(_lock)
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Any] = loop.create_future()
+    turns = _Turns()
+    worker = threading.Thread(
+        target=_work, args=(build, arg, turns, loop, done), name="modelpool-build", daemon=True
+    )
+    worker.start()
+    try:
+        while not turns.finished:
+            if not turns.turn():
+                turns.release()
+                break
+            if not turns.finished:
+                await _loop_catches_up()
+        result: T = await done
+        return result
+    except asyncio.CancelledError:
+        turns.release()  # it runs to its end unpaced and frees the lock; nobody waits for its result
+        raise
 
 
-def _build(build: Callable[[A], T], arg: A) -> T:
-    with _lock:
-        _enter()
+def _work(
+    build: Callable[[A], T], arg: A, turns: _Turns, loop: asyncio.AbstractEventLoop, done: asyncio.Future[Any]
+) -> None:
+    _current.turns = turns
+    _enter()
+    outcome: tuple[Any, BaseException | None] = (None, None)
+    try:
+        turns.wait_turn()
+        outcome = (build(arg), None)
+    except BaseException as exc:  # handed to the awaiting caller, which re-raises it
+        outcome = (None, exc)
+    finally:
+        _current.turns = None
+        _leave()
+        _lock.release()
+        turns.finish()
         try:
-            return build(arg)
-        finally:
-            _leave()
+            loop.call_soon_threadsafe(_settle, done, outcome)
+        except RuntimeError:
+            pass  # the loop is closed: nobody is waiting
+
+
+def _settle(done: asyncio.Future[Any], outcome: tuple[Any, BaseException | None]) -> None:
+    if done.cancelled():
+        return
+    result, error = outcome
+    if error is not None:
+        done.set_exception(error)
+    else:
+        done.set_result(result)
+
+
+async def _loop_catches_up() -> None:
+    """Go round the event loop until a round finds nothing to run (or `MAX_WAIT` has passed): a call's
+    next step is often a callback scheduled by its previous one, each a round of its own."""
+    start = time.perf_counter()
+    while True:
+        before = time.perf_counter()
+        await asyncio.sleep(0)
+        now = time.perf_counter()
+        if now - before < BUSY or now - start >= MAX_WAIT:
+            return
+
+
+async def _acquire(lock: threading.Lock) -> None:
+    """The build lock without blocking the loop: another build (maybe on another loop) may hold it."""
+    if lock.acquire(blocking=False):
+        return
+    waiting = asyncio.ensure_future(asyncio.to_thread(lock.acquire))
+    try:
+        await asyncio.shield(waiting)
+    except asyncio.CancelledError:
+        waiting.add_done_callback(lambda _: lock.release())  # taken after all: give it back
+        raise
 
 
 def _enter() -> None:
-    global _active, _saved, _gc_was_on
+    global _active, _saved, _thresholds
     if _active == 0:
         _saved = sys.getswitchinterval()
         sys.setswitchinterval(min(_saved, SWITCH_INTERVAL))
-        _gc_was_on = gc.isenabled()
-        gc.disable()
+        _thresholds = gc.get_threshold()
+        gc.set_threshold(*_thresholds[:2], NO_FULL_COLLECTION)
     _active += 1
 
 
@@ -65,8 +185,7 @@ def _leave() -> None:
     _active -= 1
     if _active == 0:
         sys.setswitchinterval(_saved)
-        if _gc_was_on:
-            gc.enable()
+        gc.set_threshold(*_thresholds)
 
 
 def settle_heap() -> None:

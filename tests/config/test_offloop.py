@@ -1,5 +1,6 @@
-"""`offloop.build_off_loop` (issue #21): heavy config work runs in a worker thread with a short GIL
-switch interval and the garbage collector paused, and both are put back afterwards, whatever happens."""
+"""`offloop.build_off_loop` (issues #21, #29): heavy config work runs in a paced worker thread — it runs
+only while the event loop hands it a turn, ends its turn at a `pace()` call — with full collections held
+off and the GIL switch interval short, and everything is put back afterwards, whatever happens."""
 
 from __future__ import annotations
 
@@ -7,37 +8,48 @@ import asyncio
 import gc
 import sys
 import threading
+import time
 
 import pytest
 
-from modelpool.offloop import SWITCH_INTERVAL, build_off_loop
+from modelpool.offloop import NO_FULL_COLLECTION, SWITCH_INTERVAL, build_off_loop, pace
 
 
 def test_builds_in_a_thread_with_a_short_switch_interval_then_restores_it() -> None:
-    before = sys.getswitchinterval()
+    before, thresholds = sys.getswitchinterval(), gc.get_threshold()
     seen: dict[str, object] = {}
 
     def build(arg: int) -> int:
         seen["interval"] = sys.getswitchinterval()
         seen["thread"] = threading.current_thread() is not threading.main_thread()
         seen["gc"] = gc.isenabled()
+        seen["thresholds"] = gc.get_threshold()
         return arg * 2
 
     assert gc.isenabled()
     assert asyncio.run(build_off_loop(build, 21)) == 42
-    assert seen == {"interval": pytest.approx(min(before, SWITCH_INTERVAL)), "thread": True, "gc": False}
-    assert sys.getswitchinterval() == pytest.approx(before) and gc.isenabled()
+    assert (
+        seen
+        == {
+            "interval": pytest.approx(min(before, SWITCH_INTERVAL)),
+            "thread": True,
+            "gc": True,  # the young generations are still collected, inside the worker's turns
+            "thresholds": (*thresholds[:2], NO_FULL_COLLECTION),
+        }
+    )
+    assert sys.getswitchinterval() == pytest.approx(before) and gc.get_threshold() == thresholds
 
 
 def test_a_failing_build_raises_and_still_restores_the_interval() -> None:
-    before = sys.getswitchinterval()
+    before, thresholds = sys.getswitchinterval(), gc.get_threshold()
 
     def build(_arg: None) -> None:
+        pace()
         raise ValueError("bad config")
 
     with pytest.raises(ValueError, match="bad config"):
         asyncio.run(build_off_loop(build, None))
-    assert sys.getswitchinterval() == pytest.approx(before) and gc.isenabled()
+    assert sys.getswitchinterval() == pytest.approx(before) and gc.get_threshold() == thresholds
 
 
 def test_concurrent_builds_run_one_at_a_time() -> None:
@@ -59,3 +71,59 @@ def test_concurrent_builds_run_one_at_a_time() -> None:
 
     asyncio.run(main())
     assert most == 1
+
+
+def test_the_worker_runs_only_on_the_loops_turns() -> None:
+    """A paced build progresses while the loop waits (its turns), and not at all while the loop is busy:
+    the two threads never compete for the CPU. A plain worker thread would progress in both."""
+    progress = [0]
+    stop = threading.Event()
+
+    def build(_arg: None) -> int:
+        while not stop.is_set():
+            progress[0] += 1
+            pace()
+        return progress[0]
+
+    async def main() -> tuple[int, int, int]:
+        task = asyncio.create_task(build_off_loop(build, None))
+        await asyncio.sleep(0.05)  # the loop idles: the worker gets turn after turn
+        idle = progress[0]
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < 0.05:  # the loop busy: no turn is handed meanwhile
+            pass
+        busy = progress[0] - idle
+        stop.set()
+        return idle, busy, await task
+
+    idle, busy, total = asyncio.run(main())
+    assert idle > 0 and total >= idle
+    assert busy == 0
+
+
+def test_pace_outside_a_build_does_nothing() -> None:
+    t0 = time.perf_counter()
+    for _ in range(1000):
+        pace()
+    assert time.perf_counter() - t0 < 1.0  # no turn to wait for (generous: only a hang would fail)
+
+
+def test_a_cancelled_build_still_finishes_and_frees_the_lock() -> None:
+    finished = threading.Event()
+
+    def slow(_arg: None) -> None:
+        deadline = time.perf_counter() + 0.1
+        while time.perf_counter() < deadline:
+            pace()
+        finished.set()
+
+    async def main() -> int:
+        task = asyncio.create_task(build_off_loop(slow, None))
+        await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return await build_off_loop(lambda x: x + 1, 1)  # the lock is free again
+
+    assert asyncio.run(main()) == 2
+    assert finished.wait(5)
