@@ -97,6 +97,8 @@ class TurnLog:
     def install(self) -> None:
         from modelpool import offloop
 
+        if not hasattr(offloop, "_Turns"):
+            return  # a tree from before paced builds (A/B): no turns to time
         original = offloop._Turns.turn
         log = self
 
