@@ -36,7 +36,11 @@ A = TypeVar("A")
 
 SWITCH_INTERVAL = 0.0002  # seconds; CPython's default is 0.005 (matters only once a worker runs free)
 SLICE = 0.0005  # a worker's turn: the longest a request arriving meanwhile waits for the loop
-BUSY = 0.00005  # a loop iteration longer than this ran something: let the loop go round again first
+# Rounds of the loop between two turns: a call's next step is often a callback its previous one scheduled
+# (a timer sets a future, the future wakes its task), each a round of its own, so one round per turn would
+# cost such a call a turn per step.
+ROUNDS = 8
+BUSY = 0.00005  # a round longer than this ran something: let the loop go round again first
 MAX_WAIT = 0.002  # ...but hand the worker a turn at least this often, so a busy gateway still reloads
 STUCK = 0.05  # a turn not ended by then (a long C call, a worker waiting on the loop): let it run free
 _lock = threading.Lock()  # builds one at a time, across engines in one process (tests run several)
@@ -147,14 +151,15 @@ def _settle(done: asyncio.Future[Any], outcome: tuple[Any, BaseException | None]
 
 
 async def _loop_catches_up() -> None:
-    """Go round the event loop until a round finds nothing to run (or `MAX_WAIT` has passed): a call's
-    next step is often a callback scheduled by its previous one, each a round of its own."""
+    """Go round the event loop `ROUNDS` times, and on while a round runs something (until `MAX_WAIT`)."""
     start = time.perf_counter()
+    rounds = 0
     while True:
         before = time.perf_counter()
         await asyncio.sleep(0)
+        rounds += 1
         now = time.perf_counter()
-        if now - before < BUSY or now - start >= MAX_WAIT:
+        if now - start >= MAX_WAIT or (rounds >= ROUNDS and now - before < BUSY):
             return
 
 
