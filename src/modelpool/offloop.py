@@ -15,10 +15,11 @@ never want the CPU at once, so a request waits at most one slice, plus whatever 
 Code that is not paced (start-up's first build, tests) finds no turn and `pace()` returns at once.
 
 Builds are serialised (one lock) so a slower older build can never overwrite a newer snapshot. The garbage
-collector's *full* collections are held off while a build runs: a collection holds the GIL from start to
-end, and a full one over a 10,000-route heap takes 3–20 ms. The young generations are still collected as
-usual, a fraction of a millisecond each inside a turn; pausing the collector altogether (issue #21) left
-the whole build's allocations to one young collection of 2–5 ms right after it.
+collector is paused while a build runs: a collection holds the GIL from start to end (a full one over a
+10,000-route heap takes 10–40 ms), which no turn can bound. In a server process, which has settled its heap
+(`settle_heap`), a successful build's result is settled too before the collector resumes: nothing the build
+allocated is ever walked by a collection. Elsewhere (a library user's app) what it left is collected
+normally once it is done.
 """
 
 from __future__ import annotations
@@ -44,10 +45,10 @@ BUSY = 0.00005  # a round longer than this ran something: let the loop go round 
 MAX_WAIT = 0.002  # ...but hand the worker a turn at least this often, so a busy gateway still reloads
 STUCK = 0.05  # a turn not ended by then (a long C call, a worker waiting on the loop): let it run free
 _lock = threading.Lock()  # builds one at a time, across engines in one process (tests run several)
-NO_FULL_COLLECTION = 1 << 30  # the oldest generation's threshold while a build runs
 _active = 0
 _saved = sys.getswitchinterval()
-_thresholds = gc.get_threshold()
+_gc_was_on = True
+_settled = False  # settle_heap() ran: builds settle their results too
 _current = threading.local()  # the worker's `_Turns` while it builds
 
 
@@ -127,6 +128,8 @@ def _work(
     try:
         turns.wait_turn()
         outcome = (build(arg), None)
+        if _settled:
+            gc.freeze()  # the collector still paused: the new snapshot is never walked (settle_heap)
     except BaseException as exc:  # handed to the awaiting caller, which re-raises it
         outcome = (None, exc)
     finally:
@@ -176,12 +179,12 @@ async def _acquire(lock: threading.Lock) -> None:
 
 
 def _enter() -> None:
-    global _active, _saved, _thresholds
+    global _active, _saved, _gc_was_on
     if _active == 0:
         _saved = sys.getswitchinterval()
         sys.setswitchinterval(min(_saved, SWITCH_INTERVAL))
-        _thresholds = gc.get_threshold()
-        gc.set_threshold(*_thresholds[:2], NO_FULL_COLLECTION)
+        _gc_was_on = gc.isenabled()
+        gc.disable()
     _active += 1
 
 
@@ -190,18 +193,23 @@ def _leave() -> None:
     _active -= 1
     if _active == 0:
         sys.setswitchinterval(_saved)
-        gc.set_threshold(*_thresholds)
+        if _gc_was_on:
+            gc.enable()
 
 
 def settle_heap() -> None:
     """Move everything alive now (imported modules, the first runtime and its catalog) out of the
-    garbage collector's reach, once start-up is done (`gc.freeze`).
+    garbage collector's reach, once start-up is done (`gc.freeze`), and so on after every later build.
 
     A full collection walks every tracked object: ~75,000 with a 10,000-route catalog, 50–120 ms on
     this machine, and a reload allocates enough to trigger one, in whichever thread holds the GIL, so
-    the event loop stalls for it (measured with gc.callbacks, issue #21). Frozen objects are still freed
-    by reference counting; only a garbage *cycle* among them would stay, and start-up leaves none of
-    note. Later runtimes are not frozen (an old runtime is cyclic through its memo and must be collectable).
-    Process-wide, so only a server process does it (`Engine.settle_heap`), never a library user's app.
+    the event loop stalls for it (measured with gc.callbacks, issues #21, #29). Frozen objects are still
+    freed by reference counting; only a garbage *cycle* among them would stay. Start-up leaves none of note,
+    and a runtime holds none (runtime.py), so a replaced runtime is freed when its last call ends; what
+    else happens to be alive at the end of a build is frozen with it (a few calls in flight, freed by
+    reference counting as they end). Process-wide, so only a server process does it
+    (`Engine.settle_heap`), never a library user's app.
     """
+    global _settled
     gc.freeze()
+    _settled = True

@@ -7,7 +7,7 @@ Nothing a runtime holds refers back to it (its memo's tables and books capture t
 runtime): a replaced runtime is freed by reference counting when its last call ends. A server process
 moves each new runtime out of the garbage collector's reach (`offloop.settle_heap`), so a full collection
 never walks 10,000 routes on the event loop (issue #29), and a cycle here would leak a frozen runtime per
-reload (tests/engine/test_reload_swap.py checks there is none).
+reload (tests/config/test_reload_swap.py checks there is none).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`offloop.build_off_loop` (issues #21, #29): heavy config work runs in a paced worker thread — it runs
-only while the event loop hands it a turn, ends its turn at a `pace()` call — with full collections held
-off and the GIL switch interval short, and everything is put back afterwards, whatever happens."""
+only while the event loop hands it a turn, ends its turn at a `pace()` call — with the collector paused and
+the GIL switch interval short, and everything is put back afterwards, whatever happens."""
 
 from __future__ import annotations
 
@@ -12,36 +12,28 @@ import time
 
 import pytest
 
-from modelpool.offloop import NO_FULL_COLLECTION, SWITCH_INTERVAL, build_off_loop, pace
+from modelpool import offloop
+from modelpool.offloop import SWITCH_INTERVAL, build_off_loop, pace
 
 
 def test_builds_in_a_thread_with_a_short_switch_interval_then_restores_it() -> None:
-    before, thresholds = sys.getswitchinterval(), gc.get_threshold()
+    before = sys.getswitchinterval()
     seen: dict[str, object] = {}
 
     def build(arg: int) -> int:
         seen["interval"] = sys.getswitchinterval()
         seen["thread"] = threading.current_thread() is not threading.main_thread()
         seen["gc"] = gc.isenabled()
-        seen["thresholds"] = gc.get_threshold()
         return arg * 2
 
     assert gc.isenabled()
     assert asyncio.run(build_off_loop(build, 21)) == 42
-    assert (
-        seen
-        == {
-            "interval": pytest.approx(min(before, SWITCH_INTERVAL)),
-            "thread": True,
-            "gc": True,  # the young generations are still collected, inside the worker's turns
-            "thresholds": (*thresholds[:2], NO_FULL_COLLECTION),
-        }
-    )
-    assert sys.getswitchinterval() == pytest.approx(before) and gc.get_threshold() == thresholds
+    assert seen == {"interval": pytest.approx(min(before, SWITCH_INTERVAL)), "thread": True, "gc": False}
+    assert sys.getswitchinterval() == pytest.approx(before) and gc.isenabled()
 
 
 def test_a_failing_build_raises_and_still_restores_the_interval() -> None:
-    before, thresholds = sys.getswitchinterval(), gc.get_threshold()
+    before = sys.getswitchinterval()
 
     def build(_arg: None) -> None:
         pace()
@@ -49,7 +41,7 @@ def test_a_failing_build_raises_and_still_restores_the_interval() -> None:
 
     with pytest.raises(ValueError, match="bad config"):
         asyncio.run(build_off_loop(build, None))
-    assert sys.getswitchinterval() == pytest.approx(before) and gc.get_threshold() == thresholds
+    assert sys.getswitchinterval() == pytest.approx(before) and gc.isenabled()
 
 
 def test_concurrent_builds_run_one_at_a_time() -> None:
@@ -127,3 +119,33 @@ def test_a_cancelled_build_still_finishes_and_frees_the_lock() -> None:
 
     assert asyncio.run(main()) == 2
     assert finished.wait(5)
+
+
+class _Snapshot:
+    """Stands for a build's result (tracked by the collector)."""
+
+
+def test_a_settled_process_freezes_each_built_snapshot_before_the_collector_resumes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After `settle_heap` (a server process), a build's result is frozen while the collector is still
+    paused, so no collection ever walks it; a failed build freezes nothing."""
+    monkeypatch.setattr(offloop, "_settled", False)  # put back after the test
+    gc.collect()
+    try:
+        offloop.settle_heap()
+        frozen = gc.get_freeze_count()
+        made = asyncio.run(build_off_loop(lambda n: [_Snapshot() for _ in range(n)], 100))
+        assert gc.get_freeze_count() >= frozen + 100 and gc.isenabled()
+        walked = {id(obj) for obj in gc.get_objects()}  # what a collection would walk
+        assert not any(id(x) in walked for x in made)
+
+        def failing(_arg: None) -> None:
+            raise ValueError("bad config")
+
+        frozen = gc.get_freeze_count()
+        with pytest.raises(ValueError):
+            asyncio.run(build_off_loop(failing, None))
+        assert gc.get_freeze_count() == frozen and gc.isenabled()
+    finally:
+        gc.unfreeze()  # the test process must not keep its heap frozen for the tests after this one

@@ -15,8 +15,10 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
+from modelpool import offloop
 from modelpool.config import load_config
 from modelpool.gateway import Gateway
 from modelpool.runtime import Runtime
@@ -134,13 +136,16 @@ def _exercise(gw: Gateway) -> None:
     gw.accounts.keyring()
 
 
-async def test_a_replaced_runtime_is_freed_by_reference_counting(tmp_path: Path) -> None:
+async def test_a_replaced_runtime_is_freed_by_reference_counting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """As `modelpool serve` runs: the heap frozen after start and after each swap, so only reference
     counting can free an old runtime; a reference cycle through it would leak one per reload."""
     path = tmp_path / "modelpool.yaml"
     write(path, config(3))
     gw = Gateway(load_config(path, env={}), env={})
     gw.settle_heap = True
+    monkeypatch.setattr(offloop, "_settled", False)  # put back after the test (settle_heap sets it)
     await gw.start(watch=True)
     try:
         _exercise(gw)

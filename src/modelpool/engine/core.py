@@ -294,12 +294,7 @@ class Engine:
         self.loaded = loaded
         if hasattr(self, "calendar"):
             self.calendar.configure(config.holidays, config.peak.time_zone)
-        self.runtime = await build_off_loop(self._build_runtime, config)  # the swap: one assignment
-        if self.settle_heap and self.started:
-            # The new runtime out of the collector's reach too: a full collection over it took 10–40 ms
-            # on the loop after each 10,000-route reload (issue #29). The old one is freed by reference
-            # counting once its last call ends (runtime.py: it holds no cycle).
-            settle_heap()
+        self.runtime = await build_off_loop(self._build_runtime, config)
         self.sessions.limit = config.sessions.kept  # live routes: as many sessions as the history keeps
         self.config_error = None
 
