@@ -16,7 +16,8 @@ models; one `model_info` glob per provider). Measured:
    with one model added to / removed from a provider, `--reloads` times; *applies* = the write → the
    first `/readyz` reporting the new pool count (polled every 10 ms). Sequential calls to the 30-route
    pool run throughout; every call overlapping [write, applied + 0.2 s] is compared with 2 × the p99 of
-   `--baseline` sequential calls made just before (same poller running);
+   `--baseline` sequential calls made just before (same poller running); the slowest call of the 0.3 s
+   before each write (no reload running) is shown beside it, the machine's own noise in the same run;
 4. planning CPU per call in-process (harness/scale_plan.py): the 3-route pool in the 10,000-route
    catalog ÷ in a catalog of just its 3 providers, and the 30-route pool ÷ a 30-route catalog;
 5. the gateway's RSS (process group, /proc) after start, after the /v1/models GETs and after the reloads:
@@ -54,6 +55,7 @@ from harness.stats import percentile
 
 SMALL, LARGEST = "scale-000", "scale-001"  # sim/scale.py: the 3-route pool and a 30-route one
 ADDED = "scale-new"  # the model a reload adds to the first provider (a new pool)
+BEFORE = 0.3  # s of calls before each reload's write: the control window
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
@@ -183,7 +185,7 @@ async def reload_once(
     new = render(with_added(config, add))
     stop = asyncio.Event()
     calls = asyncio.create_task(sequential(session, target, body, stop))
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(BEFORE)
     t_write = time.perf_counter()
     write_config(config_path, new)
     applied = await asyncio.wait_for(poll(poller, gw.url, asyncio.Event(), expect), 30)
@@ -191,12 +193,17 @@ async def reload_once(
     stop.set()
     samples = await calls
     during = [(e - s) * 1000 for s, e, _ in samples if e >= t_write and s <= applied + 0.2]
+    # The control: the same calls in the 0.3 s before the write, no reload running (a noisy machine
+    # slows some calls with or without one).
+    before = [(e - s) * 1000 for s, e, _ in samples if s >= t_write - BEFORE and e < t_write]
     return {
         "change": f"{'add' if add else 'remove'} {ADDED}",
         "window": [t_write, applied + 0.2],
         "applied_s": applied - t_write,
         "calls_during": len(during),
         "max_ms": max(during, default=float("nan")),
+        "calls_before": len(before),
+        "max_before_ms": max(before, default=float("nan")),
         "errors": sum(not ok for *_, ok in samples),
     }
 
@@ -210,6 +217,9 @@ def add_probe(live_doc: dict[str, Any], gw: procs.Child, out: Path) -> None:
     for r in live_doc["reloads"]:
         start, end = r["window"]
         r["loop_lag_max_ms"] = max((lag * 1000 for t, lag in lags if start <= t <= end), default=0.0)
+        r["loop_lag_max_before_ms"] = max(
+            (lag * 1000 for t, lag in lags if start - BEFORE <= t < start), default=0.0
+        )
         r["gc_over_1ms"] = [[g, round(s * 1000, 1)] for t, g, s in gcs if start <= t <= end and s > 0.001]
     live_doc["probe_lags_over_5ms"] = [[round(t, 3), round(lag * 1000, 1)] for t, lag in lags if lag > 0.005]
 
@@ -311,16 +321,23 @@ def main(argv: list[str] | None = None) -> int:
 
 def report(doc: dict[str, Any], rows: list[Goal], args: argparse.Namespace) -> None:
     live_doc = doc["live"]
-    head = ["reload", "applied s", "calls during", "slowest ms", "errors"]
+    head = ["reload", "applied s", "calls during", "slowest ms", "slowest in the 0.3 s before", "errors"]
     table = [
-        [r["change"], f"{r['applied_s']:.2f}", str(r["calls_during"]), f"{r['max_ms']:.1f}", str(r["errors"])]
+        [
+            r["change"],
+            f"{r['applied_s']:.2f}",
+            str(r["calls_during"]),
+            f"{r['max_ms']:.1f}",
+            f"{r['max_before_ms']:.1f} ({r['calls_before']} calls)",
+            str(r["errors"]),
+        ]
         for r in live_doc["reloads"]
     ]
-    if args.probe:  # the gateway's own loop in the same window
-        head += ["loop lag max ms", "collections > 1 ms (gen, ms)"]
+    if args.probe:  # the gateway's own loop in the same windows
+        head += ["loop lag max ms (before)", "collections > 1 ms (gen:ms)"]
         for row, r in zip(table, live_doc["reloads"], strict=True):
             collections = " ".join(f"g{g}:{ms}" for g, ms in r["gc_over_1ms"]) or "-"
-            row += [f"{r['loop_lag_max_ms']:.1f}", collections]
+            row += [f"{r['loop_lag_max_ms']:.1f} ({r['loop_lag_max_before_ms']:.1f})", collections]
     base = live_doc["baseline_ms"]
     summary = (
         f"sequential baseline ({len(base)} calls to {LARGEST}): p50 {percentile(base, 50):.2f} ms, "
