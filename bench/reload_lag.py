@@ -10,7 +10,9 @@ would see. `gc.callbacks` records every collection (generation, duration) at the
 rewrites the file (temp file + rename) with one model added to / removed from a provider, and waits
 until the engine's runtime has the new pool count. Reported per reload: applied (write → swap), the
 probe's largest lateness inside [write, swap + 0.2 s] and the same probe's p99/max over an idle
-window of equal length before it; every collection longer than 1 ms with the phase it fell in.
+window before it; every collection longer than 1 ms in the window. When the probe is 3 ms overdue, a
+thread notes where the loop's thread is (the `stall` lines: Python-level stalls only, since the note
+needs the GIL).
 
 Run with `PYTHONPATH=<tree>/src` to measure another tree (the sim and this harness import it too).
 """
@@ -42,9 +44,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument(
         "--burn",
         type=int,
-        default=2,
-        help="busy-looping processes while measuring (the bench's client and sim keep both CPUs busy: "
-        "a thread holding the GIL is then descheduled at times, which an idle machine never shows)",
+        default=0,
+        help="busy-looping processes while measuring, to load the CPUs as bench/scale.py's client and sim do "
+        "(a worker thread holding the GIL is then descheduled at times, which an idle machine never shows)",
     )
     return ap.parse_args(argv)
 
@@ -86,48 +88,6 @@ class Probe:
         return [lag for t, lag in self.lags if start <= t <= end]
 
 
-class TurnLog:
-    """Times every turn the loop hands a paced build (offloop.py), with where the worker stopped: a turn
-    much longer than `SLICE` ran between its start and the previous turn's end without a `pace()`."""
-
-    def __init__(self) -> None:
-        self.turns: list[tuple[float, float, str, str]] = []  # (start, seconds, previous end, this end)
-        self._last = ""
-
-    def install(self) -> None:
-        from modelpool import offloop
-
-        if not hasattr(offloop, "_Turns"):
-            return  # a tree from before paced builds (A/B): no turns to time
-        original = offloop._Turns.turn
-        log = self
-
-        def turn(turns: Any) -> bool:
-            t0 = time.perf_counter()
-            ok = original(turns)
-            seconds = time.perf_counter() - t0
-            where = log._where()
-            log.turns.append((t0, seconds, log._last, where))
-            log._last = where
-            return bool(ok)
-
-        offloop._Turns.turn = turn  # type: ignore[method-assign]
-
-    @staticmethod
-    def _where() -> str:
-        import threading
-        import traceback
-
-        for thread in threading.enumerate():
-            if thread.name == "modelpool-build" and thread.ident is not None:
-                frame = sys._current_frames().get(thread.ident)
-                if frame is not None:
-                    stack = traceback.extract_stack(frame)
-                    mine = [f for f in stack if not f.filename.endswith(("offloop.py", "threading.py"))]
-                    return " < ".join(f"{Path(f.filename).stem}:{f.name}:{f.lineno}" for f in mine[-3:][::-1])
-        return "(done)"
-
-
 class GcLog:
     def __init__(self) -> None:
         self.events: list[tuple[float, int, float]] = []  # (start, generation, seconds)
@@ -151,8 +111,7 @@ async def run(
     engine = Engine.from_config(path)
     engine.settle_heap = True  # as `modelpool serve` does
     await engine.start(watch=True)
-    probe, gclog, turnlog = Probe(), GcLog(), TurnLog()
-    turnlog.install()
+    probe, gclog = Probe(), GcLog()
     gc.callbacks.append(gclog)
     task = asyncio.create_task(probe.run())
     stalls: list[str] = []
@@ -182,7 +141,6 @@ async def run(
             during = probe.window(t_write, t_swap + 0.2)
             idle = probe.window(t_idle, t_write)
             gcs = [(g, d) for s, g, d in gclog.events if t_write <= s <= t_swap + 0.2 and d > 0.001]
-            turns = [t for t in turnlog.turns if t_write <= t[0] <= t_swap]
             out.append(
                 {
                     "change": f"{'add' if add else 'remove'} {scale.ADDED}",
@@ -192,12 +150,6 @@ async def run(
                     "idle_p99_ms": percentile(sorted(idle), 99) * 1000,
                     "idle_max_ms": max(idle) * 1000,
                     "gc_over_1ms": [(g, round(d * 1000, 1)) for g, d in gcs],
-                    "turns": len(turns),
-                    "turn_max_ms": max((t[1] for t in turns), default=0) * 1000,
-                    "long_turns": [
-                        f"{t[1] * 1000:.1f} ms: {t[2]} → {t[3]}"
-                        for t in sorted(turns, key=lambda t: -t[1])[:3]
-                    ],
                 }
             )
     finally:
@@ -235,11 +187,8 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{r['change']:>16}: applied {r['applied_s']:.3f} s; loop lateness during max "
             f"{r['lag_max_ms']:.1f} ms p99 {r['lag_p99_ms']:.1f}; idle before p99 {r['idle_p99_ms']:.1f} "
-            f"max {r['idle_max_ms']:.1f}; gc > 1 ms {r['gc_over_1ms']}; {r['turns']} turns, longest "
-            f"{r['turn_max_ms']:.2f} ms"
+            f"max {r['idle_max_ms']:.1f}; gc > 1 ms {r['gc_over_1ms']}"
         )
-        for line in r["long_turns"]:
-            print(f"    {line}")
     print(f"all collections > 2 ms in the run (generation, ms): {gc_all}")
     return 0
 
