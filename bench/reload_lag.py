@@ -88,6 +88,46 @@ class Probe:
         return [lag for t, lag in self.lags if start <= t <= end]
 
 
+class SliceLog:
+    """Times every slice of a paced build (offloop.py's greenlet), with where it stopped: a slice much
+    longer than `SLICE` ran between the previous slice's end and its own without a `pace()`."""
+
+    def __init__(self) -> None:
+        self.slices: list[tuple[float, float, str, str]] = []  # (start, seconds, previous end, this end)
+
+    def install(self) -> None:
+        import types
+
+        from modelpool import offloop
+
+        real = getattr(offloop, "greenlet", None)
+        if real is None:
+            return  # a tree from before paced builds (A/B): nothing to time
+        log = self
+
+        class Timed(real.greenlet):  # type: ignore[misc,name-defined]
+            last = ""
+
+            def switch(self, *args: Any) -> Any:
+                t0 = time.perf_counter()
+                out = super().switch(*args)
+                where = log.where(self.gr_frame) if not self.dead else "(done)"
+                log.slices.append((t0, time.perf_counter() - t0, Timed.last, where))
+                Timed.last = where
+                return out
+
+        offloop.greenlet = types.SimpleNamespace(  # type: ignore[attr-defined]
+            greenlet=Timed, getcurrent=real.getcurrent, GreenletExit=real.GreenletExit
+        )
+
+    @staticmethod
+    def where(frame: Any) -> str:
+        import traceback
+
+        stack = [f for f in traceback.extract_stack(frame) if not f.filename.endswith("offloop.py")]
+        return " < ".join(f"{Path(f.filename).stem}:{f.name}:{f.lineno}" for f in stack[::-1][:3])
+
+
 class GcLog:
     def __init__(self) -> None:
         self.events: list[tuple[float, int, float]] = []  # (start, generation, seconds)
@@ -111,7 +151,8 @@ async def run(
     engine = Engine.from_config(path)
     engine.settle_heap = True  # as `modelpool serve` does
     await engine.start(watch=True)
-    probe, gclog = Probe(), GcLog()
+    probe, gclog, slices = Probe(), GcLog(), SliceLog()
+    slices.install()
     gc.callbacks.append(gclog)
     task = asyncio.create_task(probe.run())
     stalls: list[str] = []
@@ -141,6 +182,7 @@ async def run(
             during = probe.window(t_write, t_swap + 0.2)
             idle = probe.window(t_idle, t_write)
             gcs = [(g, d) for s, g, d in gclog.events if t_write <= s <= t_swap + 0.2 and d > 0.001]
+            mine = sorted((s for s in slices.slices if t_write <= s[0] <= t_swap), key=lambda s: -s[1])
             out.append(
                 {
                     "change": f"{'add' if add else 'remove'} {scale.ADDED}",
@@ -150,6 +192,8 @@ async def run(
                     "idle_p99_ms": percentile(sorted(idle), 99) * 1000,
                     "idle_max_ms": max(idle) * 1000,
                     "gc_over_1ms": [(g, round(d * 1000, 1)) for g, d in gcs],
+                    "slices": len(mine),
+                    "longest_slices": [f"{s[1] * 1000:.2f} ms: {s[2]} → {s[3]}" for s in mine[:4]],
                 }
             )
     finally:
@@ -187,8 +231,10 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{r['change']:>16}: applied {r['applied_s']:.3f} s; loop lateness during max "
             f"{r['lag_max_ms']:.1f} ms p99 {r['lag_p99_ms']:.1f}; idle before p99 {r['idle_p99_ms']:.1f} "
-            f"max {r['idle_max_ms']:.1f}; gc > 1 ms {r['gc_over_1ms']}"
+            f"max {r['idle_max_ms']:.1f}; gc > 1 ms {r['gc_over_1ms']}; {r['slices']} slices"
         )
+        for line in r["longest_slices"]:
+            print(f"    {line}")
     print(f"all collections > 2 ms in the run (generation, ms): {gc_all}")
     return 0
 
