@@ -7,8 +7,9 @@ the machine (the client, the sim, other work on the same CPUs). Only a probe in 
 tells the two apart: a task sleeps 1 ms over and over and records how late each wake-up is, and
 `gc.callbacks` records every collection. On SIGUSR1 the gateway writes both to `$PROBE_OUT` (JSON:
 `lags` [[perf_counter, seconds late]] for wake-ups more than 1 ms late, `gcs` [[start, generation,
-seconds]] for collections over 0.5 ms). `time.perf_counter` is the system's monotonic clock, so the
-benchmark compares these times with its own.
+seconds]] for collections over 0.5 ms; `slices` [[start, seconds, where it began, where it stopped]] for
+the slices of paced builds over 1 ms, harness/slices.py). `time.perf_counter` is the system's monotonic
+clock, so the benchmark compares these times with its own.
 
 Patches `Engine.start` from outside, so it measures any tree (`--gateway-src`) the same way.
 """
@@ -24,6 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).parent.parent))  # run as a script: `harness` importable
+from harness.slices import SliceLog
+
 LATE = 0.001  # only wake-ups later than this are kept
 TICK = 0.001
 
@@ -34,6 +38,8 @@ class Probe:
         self.lags: list[tuple[float, float]] = []
         self.gcs: list[tuple[float, int, float]] = []
         self._gc_start = 0.0
+        self.slices = SliceLog()
+        self.slices.install()
 
     async def run(self) -> None:
         while True:
@@ -53,7 +59,8 @@ class Probe:
         import orjson
 
         tmp = self.out.with_suffix(".tmp")
-        tmp.write_bytes(orjson.dumps({"lags": self.lags, "gcs": self.gcs}))
+        slices = [s for s in self.slices.slices if s[1] > 0.001]
+        tmp.write_bytes(orjson.dumps({"lags": self.lags, "gcs": self.gcs, "slices": slices}))
         os.replace(tmp, self.out)
 
 

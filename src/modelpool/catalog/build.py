@@ -66,7 +66,11 @@ def build_catalog(
     rules = StatusRules(config.pool)
     # Each route's verdict once, for the pools' capabilities and for the catalog.
     routes, non_chat, status = _collect_routes(config, discovered, extra, rules, {} if memo is None else memo)
-    poolable = [r for r in routes.values() if r.key not in non_chat and (not r.twin or rules.row_enabled(r))]
+    poolable = []
+    for r in routes.values():
+        pace()
+        if r.key not in non_chat and (not r.twin or rules.row_enabled(r)):
+            poolable.append(r)
     drafts = _assemble(poolable, config.pool.groups, warnings)
     primary: dict[str, str] = {}
     for d in drafts:

@@ -101,6 +101,11 @@ class _UniqueKeyLoader(_SafeBase):  # type: ignore[misc,valid-type]
         pace()
         return super().construct_object(node, deep=deep)
 
+    def construct_document(self, node: yaml.Node) -> Any:
+        data = super().construct_document(node)
+        _dismantle(node)
+        return data
+
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
         for key_node, _ in node.value:
@@ -113,6 +118,22 @@ class _UniqueKeyLoader(_SafeBase):  # type: ignore[misc,valid-type]
                 )
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
+
+
+def _dismantle(root: yaml.Node) -> None:
+    """Free the node tree a few nodes at a time: left to reference counting it goes in one cascade once
+    the load returns (~11,000 nodes with two marks each for 10,000 routes, ~2 ms in one go on the loop)."""
+    stack = [root]
+    while stack:
+        pace()
+        node = stack.pop()
+        if isinstance(node.value, list):
+            for child in node.value:  # a sequence's nodes, a mapping's (key, value) pairs
+                if isinstance(child, tuple):
+                    stack.extend(child)
+                else:
+                    stack.append(child)
+            node.value = []
 
 
 def read_yaml(path: Path) -> dict[str, Any]:
