@@ -216,12 +216,14 @@ def add_probe(live_doc: dict[str, Any], gw: procs.Child, out: Path) -> None:
     lags, gcs = probe["lags"], probe["gcs"]
     for r in live_doc["reloads"]:
         start, end = r["window"]
-        r["loop_lag_max_ms"] = max((lag * 1000 for t, lag in lags if start <= t <= end), default=0.0)
+        r["loop_lag_max_ms"] = max((lag * 1000 for t, lag, _ in lags if start <= t <= end), default=0.0)
         r["loop_lag_max_before_ms"] = max(
-            (lag * 1000 for t, lag in lags if start - BEFORE <= t < start), default=0.0
+            (lag * 1000 for t, lag, _ in lags if start - BEFORE <= t < start), default=0.0
         )
         r["gc_over_1ms"] = [[g, round(s * 1000, 1)] for t, g, s in gcs if start <= t <= end and s > 0.001]
-    live_doc["probe_lags_over_5ms"] = [[round(t, 3), round(lag * 1000, 1)] for t, lag in lags if lag > 0.005]
+    live_doc["probe_lags_over_5ms"] = [
+        [round(t, 3), round(lag * 1000, 1)] for t, lag, _ in lags if lag > 0.005
+    ]
     live_doc["probe"] = probe  # everything, for a closer look (with a paced tree: its slices over 1 ms)
 
 

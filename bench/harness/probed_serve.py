@@ -6,7 +6,8 @@ A slow call during a reload is either the gateway's event loop blocked (a build,
 the machine (the client, the sim, other work on the same CPUs). Only a probe in the gateway's own loop
 tells the two apart: a task sleeps 1 ms over and over and records how late each wake-up is, and
 `gc.callbacks` records every collection. On SIGUSR1 the gateway writes both to `$PROBE_OUT` (JSON:
-`lags` [[perf_counter, seconds late]] for wake-ups more than 1 ms late, `gcs` [[start, generation,
+`lags` [[perf_counter, seconds late, the loop thread's CPU seconds meanwhile]] for wake-ups more than
+1 ms late, `gcs` [[start, generation,
 seconds]] for collections over 0.5 ms; `slices` [[start, seconds, where it began, where it stopped]] for
 the slices of paced builds over 1 ms, harness/slices.py). `time.perf_counter` is the system's monotonic
 clock, so the benchmark compares these times with its own.
@@ -35,7 +36,7 @@ TICK = 0.001
 class Probe:
     def __init__(self, out: Path) -> None:
         self.out = out
-        self.lags: list[tuple[float, float]] = []
+        self.lags: list[tuple[float, float, float]] = []
         self.gcs: list[tuple[float, int, float]] = []
         self._gc_start = 0.0
         self.slices = SliceLog()
@@ -43,11 +44,14 @@ class Probe:
 
     async def run(self) -> None:
         while True:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             await asyncio.sleep(TICK)
             t1 = time.perf_counter()
             if t1 - t0 - TICK > LATE:
-                self.lags.append((t1, t1 - t0 - TICK))
+                # With the loop thread's CPU time over the same stretch: a late wake-up the thread spent
+                # running is the loop busy (a build, a collection, the calls); one it did not run through
+                # is the machine (the thread waited for a CPU).
+                self.lags.append((t1, t1 - t0 - TICK, time.thread_time() - c0))
 
     def on_gc(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
