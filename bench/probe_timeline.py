@@ -30,12 +30,10 @@ def timeline(live: dict[str, Any], min_lag: float) -> list[str]:
         for t, lag, cpu in probe["lags"]:
             if start <= t <= end and lag >= min_lag:
                 stretch = lag + 0.001
-                events.append(
-                    (
-                        t - stretch,
-                        f"lag {lag * 1000:.1f} ms: the loop thread ran {cpu * 1000:.1f} of {stretch * 1000:.1f}",
-                    )
+                text = (
+                    f"lag {lag * 1000:.1f} ms: the loop thread ran {cpu * 1000:.1f} of {stretch * 1000:.1f}"
                 )
+                events.append((t - stretch, text))
         for t, spent, began, stopped in probe.get("slices", []):
             if start <= t <= end:
                 events.append((t, f"slice {spent * 1000:.1f} ms: {began or '(start)'} → {stopped}"))
