@@ -16,11 +16,16 @@ models; one `model_info` glob per provider). Measured:
    with one model added to / removed from a provider, `--reloads` times; *applies* = the write → the
    first `/readyz` reporting the new pool count (polled every 10 ms). Sequential calls to the 30-route
    pool run throughout; every call overlapping [write, applied + 0.2 s] is compared with 2 × the p99 of
-   `--baseline` sequential calls made just before (same poller running);
+   `--baseline` sequential calls made just before (same poller running); the slowest call of the 0.3 s
+   before each write (no reload running) is shown beside it, the machine's own noise in the same run;
 4. planning CPU per call in-process (harness/scale_plan.py): the 3-route pool in the 10,000-route
    catalog ÷ in a catalog of just its 3 providers, and the 30-route pool ÷ a 30-route catalog;
 5. the gateway's RSS (process group, /proc) after start, after the /v1/models GETs and after the reloads:
    the largest.
+
+`--probe` runs the gateway with a loop-lateness probe inside it (harness/probed_serve.py): per reload, the
+gateway's own event loop's longest lateness and its collections over 1 ms in the same window, so a slow
+call can be told from a blocked loop (the machine's other work delays calls too).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import argparse
 import asyncio
 import os
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -49,6 +55,7 @@ from harness.stats import percentile
 
 SMALL, LARGEST = "scale-000", "scale-001"  # sim/scale.py: the 3-route pool and a 30-route one
 ADDED = "scale-new"  # the model a reload adds to the first provider (a new pool)
+BEFORE = 0.3  # s of calls before each reload's write: the control window
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
@@ -67,6 +74,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="PYTHONPATH of the measured gateways only (A/B: another tree's `src`; the sim and the "
         "in-process plan cost stay on this one, and the plan cost is skipped)",
     )
+    ap.add_argument("--probe", action="store_true", help="a loop-lateness probe in the gateway (see above)")
     ap.add_argument("--json", type=Path, help="write the full results here")
     ap.add_argument("--markdown", action="store_true", help="print a block ready for bench/RESULTS.md")
     return ap.parse_args(argv)
@@ -177,7 +185,7 @@ async def reload_once(
     new = render(with_added(config, add))
     stop = asyncio.Event()
     calls = asyncio.create_task(sequential(session, target, body, stop))
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(BEFORE)
     t_write = time.perf_counter()
     write_config(config_path, new)
     applied = await asyncio.wait_for(poll(poller, gw.url, asyncio.Event(), expect), 30)
@@ -185,13 +193,38 @@ async def reload_once(
     stop.set()
     samples = await calls
     during = [(e - s) * 1000 for s, e, _ in samples if e >= t_write and s <= applied + 0.2]
+    # The control: the same calls in the 0.3 s before the write, no reload running (a noisy machine
+    # slows some calls with or without one).
+    before = [(e - s) * 1000 for s, e, _ in samples if s >= t_write - BEFORE and e < t_write]
     return {
         "change": f"{'add' if add else 'remove'} {ADDED}",
+        "window": [t_write, applied + 0.2],
         "applied_s": applied - t_write,
         "calls_during": len(during),
         "max_ms": max(during, default=float("nan")),
+        "calls_before": len(before),
+        "max_before_ms": max(before, default=float("nan")),
         "errors": sum(not ok for *_, ok in samples),
     }
+
+
+def add_probe(live_doc: dict[str, Any], gw: procs.Child, out: Path) -> None:
+    """The gateway's loop lateness and collections inside each reload's window (harness/probed_serve.py)."""
+    os.kill(gw.pid, signal.SIGUSR1)
+    procs.wait_until("the probe's dump", gw, out.exists, 10)
+    probe = orjson.loads(out.read_bytes())
+    lags, gcs = probe["lags"], probe["gcs"]
+    for r in live_doc["reloads"]:
+        start, end = r["window"]
+        r["loop_lag_max_ms"] = max((lag * 1000 for t, lag, _ in lags if start <= t <= end), default=0.0)
+        r["loop_lag_max_before_ms"] = max(
+            (lag * 1000 for t, lag, _ in lags if start - BEFORE <= t < start), default=0.0
+        )
+        r["gc_over_1ms"] = [[g, round(s * 1000, 1)] for t, g, s in gcs if start <= t <= end and s > 0.001]
+    live_doc["probe_lags_over_5ms"] = [
+        [round(t, 3), round(lag * 1000, 1)] for t, lag, _ in lags if lag > 0.005
+    ]
+    live_doc["probe"] = probe  # everything, for a closer look (with a paced tree: its slices over 1 ms)
 
 
 # ---- the run -------------------------------------------------------------------------------------------
@@ -254,10 +287,21 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             os.environ.clear()
             os.environ.update(saved)
-        gw = procs.start_gateway(children, sim_config, args.strategy, name="gateway", env=env)
+        probe_out = workdir / "probe.json"
+        head = [sys.executable, str(Path(__file__).parent / "harness" / "probed_serve.py")]
+        gw = procs.start_gateway(
+            children,
+            sim_config,
+            args.strategy,
+            name="gateway",
+            env={**env, "PROBE_OUT": str(probe_out)} if args.probe else env,
+            head=head if args.probe else None,
+        )
         doc["gateway_src"] = args.gateway_src or "this tree"
         gw_config_path = workdir / "gateway.yaml"
         doc["live"] = asyncio.run(live(gw, gw_config_path, config, args))
+        if args.probe:
+            add_probe(doc["live"], gw, probe_out)
         if not gw.alive():
             raise RuntimeError(f"the gateway died:\n{gw.log_tail()}")
         doc["plan"] = (
@@ -280,11 +324,23 @@ def main(argv: list[str] | None = None) -> int:
 
 def report(doc: dict[str, Any], rows: list[Goal], args: argparse.Namespace) -> None:
     live_doc = doc["live"]
-    head = ["reload", "applied s", "calls during", "slowest ms", "errors"]
+    head = ["reload", "applied s", "calls during", "slowest ms", "slowest in the 0.3 s before", "errors"]
     table = [
-        [r["change"], f"{r['applied_s']:.2f}", str(r["calls_during"]), f"{r['max_ms']:.1f}", str(r["errors"])]
+        [
+            r["change"],
+            f"{r['applied_s']:.2f}",
+            str(r["calls_during"]),
+            f"{r['max_ms']:.1f}",
+            f"{r['max_before_ms']:.1f} ({r['calls_before']} calls)",
+            str(r["errors"]),
+        ]
         for r in live_doc["reloads"]
     ]
+    if args.probe:  # the gateway's own loop in the same windows
+        head += ["loop lag max ms (before)", "collections > 1 ms (gen:ms)"]
+        for row, r in zip(table, live_doc["reloads"], strict=True):
+            collections = " ".join(f"g{g}:{ms}" for g, ms in r["gc_over_1ms"]) or "-"
+            row += [f"{r['loop_lag_max_ms']:.1f} ({r['loop_lag_max_before_ms']:.1f})", collections]
     base = live_doc["baseline_ms"]
     summary = (
         f"sequential baseline ({len(base)} calls to {LARGEST}): p50 {percentile(base, 50):.2f} ms, "

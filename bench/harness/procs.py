@@ -345,16 +345,19 @@ def start_gateway(
     overrides: dict[str, Any] | None = None,
     name: str = "gateway",
     env: dict[str, str] | None = None,
+    head: list[str] | None = None,
 ) -> Child:
-    """`name` names its log/config files (several gateways in one run); `env` adds to its environment."""
+    """`name` names its log/config files (several gateways in one run); `env` adds to its environment;
+    `head` replaces the `modelpool` command (e.g. a probed server, bench/harness/probed_serve.py)."""
     config = gateway_config(
         sim_config, strategy, sticky, providers=providers, dialects=dialects, overrides=overrides
     )
     config_path = children.workdir / f"{name}.yaml"
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
     port = free_port()
-    exe = shutil.which("modelpool")
-    head = [exe] if exe else [sys.executable, "-m", "modelpool.cli.main"]
+    if head is None:
+        exe = shutil.which("modelpool")
+        head = [exe] if exe else [sys.executable, "-m", "modelpool.cli.main"]
     argv = [*head, "serve", "--config", str(config_path), "--port", str(port), "--log-level", "warning"]
     child = children.spawn(name, argv, env={"MODELPOOL_ADMIN_TOKEN": ADMIN_TOKEN, **(env or {})})
     child.url = f"http://127.0.0.1:{port}"

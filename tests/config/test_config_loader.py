@@ -6,9 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
+import yaml
 
 from modelpool.config import ConfigError, find_config_path, load_config, resolve_api_key, state_dir
-from modelpool.config.loader import state_db_path
+from modelpool.config.loader import read_yaml, state_db_path
 from modelpool.config.schema import ProviderConfig
 
 PROVIDER_YAML = """
@@ -170,3 +171,20 @@ def test_state_dir_override_and_defaults(home: Path, tmp_path: Path) -> None:
     )
     default = load_config({}, env={}).config
     assert state_dir(default, {"HOME": str(home)}) == home / ".local" / "state" / "modelpool"
+
+
+def test_the_paced_loader_reads_what_pyyaml_reads(tmp_path: Path) -> None:
+    """The loader takes its node tree apart after constructing (issue #29: freed a few nodes at a time):
+    anchors, aliases, merge keys and nesting still read exactly as PyYAML's own safe loader reads them."""
+    text = (
+        "base: &base {timeout: 30, tags: [a, b]}\n"
+        "providers:\n"
+        "  - {<<: *base, id: one, models: [m1, m2]}\n"
+        "  - <<: *base\n"
+        "    id: two\n"
+        "    nested: {deep: [[1, 2], {x: *base}]}\n"
+        "again: *base\n"
+    )
+    path = tmp_path / "modelpool.yaml"
+    path.write_text(text)
+    assert read_yaml(path) == yaml.safe_load(text)

@@ -128,3 +128,40 @@ async def test_the_book_stores_in_the_background_what_the_face_appended() -> Non
     left, got = await go()
     assert left == 0
     assert got is not None and [c["n"] for c in got["calls"]] == [1, 2]
+
+
+async def test_a_large_flush_goes_in_slices_and_keeps_every_call_in_order(store: HistoryStore) -> None:
+    """A flush of many calls hands the loop back between slices (issue #29: 500 calls in one go stalled
+    the call in flight); every call still lands, in order, in one session's history."""
+    book = SessionHistory(store, lambda: Limits(calls_kept=1000), clock=lambda: NOW, flush_interval=3600)
+    book.describe = lambda record, wall_at: ("s", entry(record))
+    book.pending.extend(range(300))  # ~5 slices
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    task = asyncio.create_task(ticker())
+    await book.flush()
+    task.cancel()
+    got = await store.session("s", NOW, Limits(calls_kept=1000))
+    assert got is not None and [c["n"] for c in got["calls"]] == list(range(300))
+    assert ticks >= 4  # the loop ran between the slices
+
+
+async def test_a_flush_cancelled_between_slices_loses_nothing() -> None:
+    book = SessionHistory(MemoryHistoryStore(), Limits, clock=lambda: NOW, flush_interval=3600)
+    book.describe = lambda record, wall_at: ("s", entry(record))
+    book.pending.extend(range(150))
+    task = asyncio.create_task(book.flush())
+    await asyncio.sleep(0)  # the first slice is described, then the flush yields
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    book.pending.append(150)
+    await book.flush()  # what the cancelled flush had taken goes with this one, ahead of the newer call
+    got = await book.store.session("s", NOW, Limits())
+    assert got is not None and [c["n"] for c in got["calls"]] == list(range(151))[-Limits().calls_kept :]

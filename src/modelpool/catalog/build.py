@@ -7,6 +7,9 @@ Runs when the config or a provider's model list changes, never per request. Step
 2. pools: natural pools by normalized id, then `pool.groups` claim routes first-come;
 3. route verdicts (`Catalog.route_status`) are computed once by the `Catalog`.
 
+A reload builds in a paced worker (offloop.py): the loops over routes and pools call `pace()`, so the
+event loop gets a turn every fraction of a millisecond.
+
 Every route stays in `Catalog.routes` (the roster shows twins and non-chat rows too), but only
 poolable routes join pools: chat routes of ordinary providers, plus twin routes a row entry in
 `pool.enabled` switched back on.
@@ -32,6 +35,7 @@ from modelpool.catalog.model import Capabilities, Pool, Route, union_capabilitie
 from modelpool.catalog.normalize import normalize_model_id
 from modelpool.catalog.status import Status, StatusRules
 from modelpool.config.schema import EFFORT_TIERS, Config, GroupConfig, ModelInfo, PoolConfig, ProviderConfig
+from modelpool.offloop import pace
 
 
 @dataclass(frozen=True)
@@ -62,9 +66,16 @@ def build_catalog(
     rules = StatusRules(config.pool)
     # Each route's verdict once, for the pools' capabilities and for the catalog.
     routes, non_chat, status = _collect_routes(config, discovered, extra, rules, {} if memo is None else memo)
-    poolable = [r for r in routes.values() if r.key not in non_chat and (not r.twin or rules.row_enabled(r))]
+    poolable = []
+    for r in routes.values():
+        pace()
+        if r.key not in non_chat and (not r.twin or rules.row_enabled(r)):
+            poolable.append(r)
     drafts = _assemble(poolable, config.pool.groups, warnings)
-    primary = {key: d.id for d in drafts for key in d.owns}
+    primary: dict[str, str] = {}
+    for d in drafts:
+        pace()
+        primary.update(dict.fromkeys(d.owns, d.id))
     pools = {d.id: _finish(d, status) for d in drafts}
     return Catalog(
         pools=pools,
@@ -98,6 +109,7 @@ def _collect_routes(
     common = (tuple(pool.twin_suffixes), tuple(pool.exclude_patterns))
     switches = tuple(tuple(getattr(pool, k)) for k in StatusRules.KEYS)
     for index, provider in enumerate(config.providers):
+        pace()
         found = discovered.get(provider.id, ())
         inputs = (provider, tuple(found), index, common)
         kept = memo.get(provider.id)
@@ -132,6 +144,7 @@ def _provider_routes(
     twin = is_twin_provider(provider.id, pool.twin_suffixes)
     index = ModelInfoIndex(provider.model_info)
     for model_id in ids:
+        pace()
         key = f"{provider.id}/{model_id}"
         if key in routes:
             continue  # a repeated id in a list is one route
@@ -238,18 +251,22 @@ def _assemble(poolable: list[Route], groups: Sequence[GroupConfig], warnings: li
     """Natural pools and group pools, in display order (where each pool's first route registered)."""
     natural: dict[str, _Draft] = {}
     for route in poolable:
+        pace()
         natural.setdefault(route.normalized, _Draft(route.normalized, route.model_id)).routes.append(route)
     group_drafts = _claim(poolable, groups, warnings)
     merged = {key for d in group_drafts.values() for key in d.owns}
     for draft in natural.values():
+        pace()
         draft.routes = [r for r in draft.routes if r.key not in merged]
     _absorb_namesakes(natural, group_drafts)
     for draft in natural.values():
+        pace()
         draft.owns = {r.key for r in draft.routes}
         if draft.routes:  # named after its first *remaining* route, not one a group took away
             draft.name = draft.routes[0].model_id
     drafts = [d for d in (*natural.values(), *group_drafts.values()) if d.routes]
     for d in drafts:
+        pace()
         d.routes.sort(key=lambda r: r.registration)
     # Stable sort: on an equal first route natural pools stay before groups, groups in config order.
     drafts.sort(key=lambda d: d.routes[0].registration)
@@ -262,9 +279,11 @@ def _claim(poolable: list[Route], groups: Sequence[GroupConfig], warnings: list[
     drafts: dict[str, _Draft] = {}
     for group in groups:
         selectors = SelectorSet(group.models)
-        taken = [
-            r for r in poolable if r.key not in claimed and selectors.matches(r.key, r.model_id, r.normalized)
-        ]
+        taken = []
+        for r in poolable:
+            pace()
+            if r.key not in claimed and selectors.matches(r.key, r.model_id, r.normalized):
+                taken.append(r)
         claimed.update(r.key for r in taken)
         draft = drafts.get(group.id)
         if draft is None:
@@ -295,6 +314,7 @@ def _absorb_namesakes(natural: dict[str, _Draft], group_drafts: dict[str, _Draft
 
 
 def _finish(draft: _Draft, status: Mapping[str, tuple[bool, str | None]]) -> Pool:
+    pace()
     routes = tuple(draft.routes)
     # Advertise what the pool can actually deliver: a switched-off route's image support is no promise.
     live = [r for r in routes if status[r.key][0]]

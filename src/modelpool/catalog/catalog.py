@@ -15,6 +15,7 @@ from modelpool.catalog.model import Pool, Route
 from modelpool.catalog.normalize import normalize_model_id
 from modelpool.catalog.status import Status, StatusRules
 from modelpool.config.schema import ProviderConfig
+from modelpool.offloop import pace
 
 
 class UnknownModel(LookupError):
@@ -74,7 +75,9 @@ class Catalog:
         self._pool_lower = {pid.lower(): pid for pid in pools}
         # A merged-away id (`deepseek-flash` inside the `deepseek-v4.1-flash` group) still resolves.
         self._member_pool: dict[str, str] = {}
-        for key, pid in primary.items():
+        for i, (key, pid) in enumerate(primary.items()):
+            if not i % 256:
+                pace()  # a reload builds in a paced worker (offloop.py): 10,000 routes here
             self._member_pool.setdefault(routes[key].normalized, pid)
         self._alias_exact = {k.lower(): v for k, v in aliases.items() if not has_wildcard(k)}
         self._alias_globs = tuple((k, v) for k, v in aliases.items() if has_wildcard(k))

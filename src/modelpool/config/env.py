@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from modelpool.offloop import pace
+
 T = TypeVar("T")
 
 # `$${NAME}` is an escape for a literal `${NAME}`; `${NAME:-default}` uses default when unset or empty.
@@ -31,8 +33,10 @@ def _walk(obj: Any, env: Mapping[str, str], missing: list[str]) -> Any:
     if isinstance(obj, str):
         return _substitute_str(obj, env, missing)
     if isinstance(obj, dict):
+        pace()  # a reload's load is paced (offloop.py): 10,000 routes are ~10,000 values
         return {k: _walk(v, env, missing) for k, v in obj.items()}
     if isinstance(obj, list):
+        pace()
         return [_walk(v, env, missing) for v in obj]
     return obj
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from modelpool.config.errors import ConfigError, validation_lines
 from modelpool.config.schema import Config
+from modelpool.offloop import pace
 
 Layer = Literal["default", "file", "dashboard"]
 REDACTED = "***"
@@ -99,8 +100,10 @@ def _copy_tree(value: Any) -> Any:
 
     `copy.deepcopy` spent ~0.25 s on a 10,000-route file keeping a memo no YAML tree needs (issue #21)."""
     if isinstance(value, dict):
+        pace()  # a reload's copy is paced (offloop.py)
         return {k: _copy_tree(v) for k, v in value.items()}
     if isinstance(value, list):
+        pace()
         return [_copy_tree(v) for v in value]
     if isinstance(value, (str, int, float, bool, type(None))):
         return value

@@ -96,7 +96,7 @@ class ConfigWatcher:
             await self._report_error(ConfigError(REMOVED_MESSAGE, path=self.path))
             return None
         try:
-            # Off the loop with a short GIL switch interval: a 10,000-route file takes ~0.2 s to read.
+            # In slices between the calls' steps (offloop.py): a 10,000-route file takes ~40 ms to read.
             loaded = await build_off_loop(lambda path: load_config(path, self._env), self.path)
         except ConfigError as err:
             await self._report_error(err)

@@ -7,6 +7,7 @@ redis.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -20,6 +21,10 @@ log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL = 0.5
 MAX_RETRY = 20_000  # call entries held for a store that is down; the oldest go first beyond this
+# Calls described and stored per turn of the event loop: at 1,000 calls/s a flush has 500 of them, 5–14 ms
+# of CPU that in one go delayed whichever call was in flight (issue #29). A call's next step may wait for a
+# few slices in a row (each of its steps is a turn of the loop of its own), so a slice is kept to ~0.3 ms.
+SLICE = 16
 # The face that records calls says how one of its call records becomes (session id, entry) — or None for a
 # call that belongs to no session. Called in the background, with `wall_at_mono` turning the record's
 # monotonic start into wall time.
@@ -52,7 +57,7 @@ class SessionHistory(FlushedBook):
         """One finished call; returns at once (a list append)."""
         self.pending.append(record)
 
-    def _entries(self) -> list[tuple[str, Entry]]:
+    async def _entries(self) -> list[tuple[str, Entry]]:
         records = self.pending.copy()
         self.pending.clear()  # in place: the face appends to this very list
         mono, wall = time.monotonic(), self.clock()
@@ -62,25 +67,41 @@ class SessionHistory(FlushedBook):
 
         out = self._retry
         self._retry = []
-        for record in records:
-            try:
-                item = self.describe(record, wall_at)
-            except Exception:  # one odd record must not lose the others
-                log.exception("sessions: could not describe a call")
-                continue
-            if item is not None:
-                out.append(item)
+        i = 0
+        try:
+            for i, record in enumerate(records):
+                if i and not i % SLICE:
+                    await asyncio.sleep(0)  # the calls in flight go on between slices
+                records[i] = None  # freed here, in its slice: 500 calls freed at once took ~5 ms
+                try:
+                    item = self.describe(record, wall_at)
+                except Exception:  # one odd record must not lose the others
+                    log.exception("sessions: could not describe a call")
+                    continue
+                finally:
+                    del record
+                if item is not None:
+                    out.append(item)
+        except BaseException:  # cancelled between two slices (close): nothing taken is lost
+            self._retry = out + self._retry
+            self.pending[:0] = [r for r in records[i:] if r is not None]
+            raise
         return out
 
     async def flush(self) -> None:
         async with self._lock:
-            batch = self._entries()
-            if not batch:
-                return
+            batch = await self._entries()
+            done = 0
             try:
-                await self.store.add(batch, self.clock(), self.limits())
+                while done < len(batch):
+                    if done:
+                        await asyncio.sleep(0)
+                    await self.store.add(batch[done : done + SLICE], self.clock(), self.limits())
+                    done += SLICE
             except BaseException:
-                self._retry = batch + self._retry  # it goes with the next flush
+                self._retry = (
+                    batch[done:] + self._retry
+                )  # what the store did not take goes with the next flush
                 over = len(self._retry) - MAX_RETRY
                 if over > 0:  # a long outage: keep the newest calls, say what was let go
                     del self._retry[:over]
