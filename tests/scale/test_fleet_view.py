@@ -92,7 +92,10 @@ def replica_id(replica: Replica) -> str:
 def test_a_session_served_by_a_is_listed_with_its_live_route_by_b(replicas: Start) -> None:
     a, b = replicas()
     assert a.chat(session="conv-on-a") == "alpha/m1"
-    wait_for(lambda: "conv-on-a" in sessions(b), what="B listing A's session")
+    # The history (shared store) and the live route (change feed) reach B separately: wait for the live one.
+    wait_for(
+        lambda: "provider" in sessions(b).get("conv-on-a", {}), what="B listing A's session with its route"
+    )
     row = sessions(b)["conv-on-a"]
     assert (row["route"], row["provider"], row["model"], row["pool"]) == ("alpha/m1", "alpha", "m1", "m1")
     assert row["replica"] == replica_id(a) != replica_id(b)
