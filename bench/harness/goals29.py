@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.goals import C32, SEQ, Goal, check
-from harness.goals21 import DIALECTS, _added, _cpu_chunk
+from harness.goals21 import DIALECTS, _added, cpu_ratio_goals
 
 C32_STREAM, C128_STREAM = "c32:stream", "c128:stream@m200"
 BURST = {name: f"c256:stream{flag}@m200" for flag, name in DIALECTS}
@@ -36,17 +36,10 @@ def stream_goals(by: dict[str, dict[str, Any]]) -> list[Goal]:
 
 
 def chunk_goals(by: dict[str, dict[str, Any]]) -> list[Goal]:
-    goals = []
-    for label, names, bound in (("burst", BURST, 1.2), ("paced 50 tok/s", PACED, 1.1)):
-        for dialect, scenario in names.items():
-            if scenario not in by:
-                continue
-            mine, floor = _cpu_chunk(by[scenario], "modelpool"), _cpu_chunk(by[scenario], "floor")
-            ratio = mine / floor if mine and floor else None
-            note = f"{mine:.2f} vs {floor:.2f} µs" if mine and floor else "no floor in this run"
-            goal = f"#29 native {dialect} relay CPU per chunk ÷ floor's (256 streams, {label})"
-            goals.append(check(goal, ratio, bound, "×", note=note))
-    return goals
+    return [
+        *cpu_ratio_goals(by, "#29", "burst", BURST, 1.2),
+        *cpu_ratio_goals(by, "#29", "paced 50 tok/s", PACED, 1.1),
+    ]
 
 
 def kept_goals(by: dict[str, dict[str, Any]]) -> list[Goal]:

@@ -72,6 +72,43 @@ def test_overhead_goals_only_for_scenarios_that_ran() -> None:
     assert row.met is False and "1,000 vs 60" in row.note  # 16.7× < 20×
 
 
+def test_issue29_goal_rows_compare_streams_with_the_floor_relay() -> None:
+    from dataclasses import replace
+
+    from harness.goals29 import issue29_goals
+    from harness.stats import Dist
+
+    def stream(name: str, rps: float, p50: float, cpu_chunk: float) -> Summary:
+        return replace(
+            _summary(name, rps), total=Dist(p50, p50, p50, p50, p50, p50), server_cpu_us_per_chunk=cpu_chunk
+        )
+
+    c32 = {
+        "name": "c32:stream",
+        "added": [],
+        "comparisons": {},
+        "summaries": {
+            "modelpool": stream("modelpool", 950, 11.0, 9.0),
+            "floor": stream("floor", 1000, 10.0, 6.0),
+        },
+    }
+    burst = {
+        "name": "c256:stream:gemini@m200",
+        "added": [],
+        "comparisons": {},
+        "summaries": {
+            "modelpool": stream("modelpool", 900, 50.0, 1.5),
+            "floor": stream("floor", 1000, 40.0, 1.0),
+        },
+    }
+    rows = {r.goal: r for r in issue29_goals([c32, burst])}
+    assert rows["#29 c32:stream: req/s ÷ floor relay's"].met is True  # 0.95 ≥ 0.9
+    assert rows["#29 c32:stream: p50 stream time ÷ floor's"].met is True  # 1.1 ≤ 1.15
+    gemini = rows["#29 native Gemini relay CPU per chunk ÷ floor's (256 streams, burst)"]
+    assert gemini.met is False and gemini.figure == "1.50×"
+    assert not any("c128" in goal or "paced" in goal for goal in rows)  # only what ran
+
+
 def _run(script: str, *args: str, tmp_path: Path) -> dict:
     out = tmp_path / f"{script}.json"
     env = {

@@ -191,6 +191,39 @@ has_any(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_FALSE;
 }
 
+/* A copy of a read with some bytes taken out or changed: at most as long as the read, shrunk at the end. */
+typedef struct {
+    PyObject *out;
+    char *w;
+    Py_ssize_t len;
+} Rewrite;
+
+static int
+rw_open(Rewrite *rw, Py_ssize_t n)
+{
+    rw->out = PyBytes_FromStringAndSize(NULL, n);
+    if (rw->out == NULL)
+        return -1;
+    rw->w = PyBytes_AS_STRING(rw->out);
+    rw->len = 0;
+    return 0;
+}
+
+static void
+rw_copy(Rewrite *rw, const char *s, Py_ssize_t from, Py_ssize_t to)
+{
+    memcpy(rw->w + rw->len, s + from, (size_t)(to - from));
+    rw->len += to - from;
+}
+
+static PyObject *
+rw_close(Rewrite *rw)
+{
+    if (_PyBytes_Resize(&rw->out, rw->len) < 0)
+        return NULL;
+    return rw->out;
+}
+
 /* remove_all(data, needle) -> bytes: data without any occurrence of needle (data itself if none). */
 static PyObject *
 remove_all(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -208,22 +241,17 @@ remove_all(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         Py_INCREF(args[0]);
         return args[0];
     }
-    PyObject *out = PyBytes_FromStringAndSize(NULL, n); /* at most n bytes; shrunk at the end */
-    if (out == NULL)
+    Rewrite rw;
+    if (rw_open(&rw, n) < 0)
         return NULL;
-    char *w = PyBytes_AS_STRING(out);
-    Py_ssize_t from = 0, len = 0;
+    Py_ssize_t from = 0;
     while (at >= 0) {
-        memcpy(w + len, s + from, (size_t)(at - from));
-        len += at - from;
+        rw_copy(&rw, s, from, at);
         from = at + nn;
         at = find(s, from, n, nd, nn);
     }
-    memcpy(w + len, s + from, (size_t)(n - from));
-    len += n - from;
-    if (_PyBytes_Resize(&out, len) < 0)
-        return NULL;
-    return out;
+    rw_copy(&rw, s, from, n);
+    return rw_close(&rw);
 }
 
 /* lf_only(data) -> bytes: CRLF and lone CR made LF (data itself if it has no CR). */
@@ -243,24 +271,19 @@ lf_only(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         Py_INCREF(args[0]);
         return args[0];
     }
-    PyObject *out = PyBytes_FromStringAndSize(NULL, n);
-    if (out == NULL)
+    Rewrite rw;
+    if (rw_open(&rw, n) < 0)
         return NULL;
-    char *w = PyBytes_AS_STRING(out);
-    Py_ssize_t from = 0, len = 0;
+    Py_ssize_t from = 0;
     while (cr != NULL) {
         Py_ssize_t at = (Py_ssize_t)(cr - s);
-        memcpy(w + len, s + from, (size_t)(at - from));
-        len += at - from;
-        w[len++] = '\n';
+        rw_copy(&rw, s, from, at);
+        rw.w[rw.len++] = '\n';
         from = at + 1 < n && s[at + 1] == '\n' ? at + 2 : at + 1;
         cr = from < n ? memchr(s + from, '\r', (size_t)(n - from)) : NULL;
     }
-    memcpy(w + len, s + from, (size_t)(n - from));
-    len += n - from;
-    if (_PyBytes_Resize(&out, len) < 0)
-        return NULL;
-    return out;
+    rw_copy(&rw, s, from, n);
+    return rw_close(&rw);
 }
 
 /* balanced(data, start, end) -> bool: as many '{' as '}' in data[start:end]. */
