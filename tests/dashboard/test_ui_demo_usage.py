@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -57,7 +58,21 @@ def demo() -> Iterator[Demo]:
                 token = line.split("admin token:", 1)[1].strip()
                 break
         assert token, "the demo printed no admin token"
-        yield Demo(f"http://127.0.0.1:{port}", token)
+        # The rest of its output is read on (a full pipe would stall the demo), and the token is printed
+        # before the server listens: wait until it answers.
+        threading.Thread(target=proc.stdout.read, daemon=True).start()
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert proc.poll() is None, "the demo exited"
+            assert time.monotonic() < deadline, "the demo did not become ready in 30 s"
+            time.sleep(0.1)
+        yield Demo(url, token)
     finally:
         proc.terminate()
         try:
