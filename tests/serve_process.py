@@ -5,16 +5,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
 import yaml
 
 from gateway_server import free_port
+from support import wait_ready
 
 CLI = [sys.executable, "-m", "modelpool.cli.main"]
 
@@ -49,16 +48,8 @@ def serve_process(config: dict[str, Any], tmp_path: Path, *args: str) -> Iterato
     )
     server = ServeProcess(proc, f"http://127.0.0.1:{port}")
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(server.url + "/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"modelpool serve did not start:\n{server.stop()}")
-            time.sleep(0.1)
+        if not wait_ready(server.url, proc):
+            raise RuntimeError(f"modelpool serve did not start:\n{server.stop()}")
         yield server
     finally:
         server.stop()

@@ -12,7 +12,7 @@ import yaml
 
 from gateway_server import ADMIN_TOKEN, GatewayServer, free_port
 from modelpool.sim import FleetThread
-from support import base_config
+from support import base_config, wait_ready
 
 CLI = [sys.executable, "-m", "modelpool.cli.main"]
 
@@ -70,7 +70,6 @@ def test_serve_refuses_a_public_bind_without_client_keys(tmp_path: Path) -> None
 
 def test_serve_runs_and_generates_an_admin_token(fleet: FleetThread, tmp_path: Path) -> None:
     import os
-    import time
 
     import httpx
 
@@ -87,15 +86,7 @@ def test_serve_runs_and_generates_an_admin_token(fleet: FleetThread, tmp_path: P
         env=env,
     )
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.1)
+        assert wait_ready(f"http://127.0.0.1:{port}", proc, timeout=20)
         token = (Path(env["MODELPOOL_STATE_DIR"]) / "admin_token").read_text().strip()
         status = httpx.get(
             f"http://127.0.0.1:{port}/admin/status", headers={"Authorization": f"Bearer {token}"}, timeout=5

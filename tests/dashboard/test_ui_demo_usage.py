@@ -19,6 +19,7 @@ import pytest
 
 from gateway_server import free_port
 from modelpool.sim import demo_fleet
+from support import wait_ready
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -62,16 +63,7 @@ def demo() -> Iterator[Demo]:
         # before the server listens: wait until it answers.
         threading.Thread(target=proc.stdout.read, daemon=True).start()
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None, "the demo exited"
-            assert time.monotonic() < deadline, "the demo did not become ready in 30 s"
-            time.sleep(0.1)
+        assert wait_ready(url, proc), "the demo exited or did not become ready in 30 s"
         yield Demo(url, token)
     finally:
         proc.terminate()
