@@ -45,13 +45,16 @@ def llama_paths() -> tuple[Path, Path]:
 class LlamaServer:
     """`LlamaServer(workdir).start()` → `.url` (the root: `/v1/...`, `/health`); `stop()` by PID."""
 
-    def __init__(self, workdir: Path, ctx: int = 4096, slots: int = 2, key: str = KEY) -> None:
+    def __init__(
+        self, workdir: Path, ctx: int = 4096, slots: int = 2, key: str = KEY, extra: tuple[str, ...] = ()
+    ) -> None:
         self.binary, self.model = llama_paths()
         self.workdir = workdir
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.ctx, self.slots, self.key = ctx, slots, key
+        self.extra = extra  # more llama-server options (its sampling defaults, say)
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = self.workdir / f"llama-{self.port}.log"
 
@@ -61,6 +64,7 @@ class LlamaServer:
             *("-m", str(self.model), "--host", "127.0.0.1", "--port", str(self.port)),
             *("-c", str(self.ctx), "-np", str(self.slots), "-t", "2", "--alias", ALIAS),
             *("--api-key", self.key, "--no-webui", "--jinja"),
+            *self.extra,
         ]
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)

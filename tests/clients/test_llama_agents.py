@@ -26,8 +26,12 @@ CLIENT_KEY = "mp-client-key-for-agent-tests"
 
 @pytest.fixture(scope="module")
 def big_llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
-    """One slot of 8,192 tokens: Codex's own prompt needs it."""
-    server = LlamaServer(tmp_path_factory.mktemp("llama8k"), ctx=8192, slots=1).start()
+    """One slot of 8,192 tokens: Codex's own prompt needs it. `--top-k 1` makes llama's sampling greedy
+    for a client that sends no top_k, whatever temperature it asks for: Claude Code samples at temperature
+    1, and a 135M model sampled so rambled past the turn's output cap in about one run of six (CI:
+    "Claude's response exceeded the 256 output token maximum"); greedy, it answers the same 25 tokens."""
+    server = LlamaServer(tmp_path_factory.mktemp("llama8k"), ctx=8192, slots=1, extra=("--top-k", "1"))
+    server.start()
     try:
         yield server
     finally:
@@ -58,8 +62,8 @@ def test_claude_code_text_turn(gateway: ServeProcess, claude: Path) -> None:
     root = Path(tempfile.mkdtemp(prefix="mp-claude-llama-"))
     (root / "home").mkdir()
     env = {**claude_env(gateway.url, root / "home"), "ANTHROPIC_AUTH_TOKEN": CLIENT_KEY}
-    # Claude Code asks for up to 32,000 tokens and samples at temperature 1: a 135M model may then ramble
-    # until its slot is full (seen once: 7,772 tokens, then "Prompt is too long"). A turn needs a sentence.
+    # Claude Code asks for up to 32,000 tokens: a turn needs a sentence, and a cap keeps a model that does
+    # ramble from filling its slot (seen once before greedy sampling: 7,772 tokens, "Prompt is too long").
     env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] = "256"
     argv = [str(claude), "-p", PROMPT, "--tools", "", "--system-prompt", "You are a helpful assistant."]
     proc = _run([*argv, "--output-format", "json"], env, root)
