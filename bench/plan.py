@@ -87,7 +87,7 @@ def gateway(strategy: str, quota: bool = False) -> Any:
 
     gw = Gateway.from_config(config(strategy))
     if quota:  # what an OpenAI upstream announces on every reply: plenty left of both budgets
-        from modelpool.health.quota import Quota
+        from modelpool.health.quota_headers import Quota
 
         future = time.time() + 3600
         for key in gw.runtime.catalog.routes:

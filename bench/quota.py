@@ -100,7 +100,8 @@ def header_cost() -> dict[str, float]:
 
     from multidict import CIMultiDict
 
-    from modelpool.health.quota import QuotaBook, announces_quota
+    from modelpool.health.quota import QuotaBook
+    from modelpool.health.quota_headers import announces_quota
 
     plain = [
         (b"date", b"Fri, 04 Dec 2026 19:00:00 GMT"), (b"content-type", b"text/event-stream"),

@@ -47,7 +47,7 @@ from multidict import CIMultiDict
 
 from modelpool.config import load_config
 from modelpool.gateway import Gateway
-from modelpool.health.quota import announces_quota
+from modelpool.health.quota_headers import announces_quota
 from modelpool.hedge.race import RACER
 from modelpool.keys import ClientKey
 from modelpool.routing.call import Candidate

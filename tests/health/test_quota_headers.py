@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 
 from multidict import CIMultiDict
 
-from modelpool.health.quota import Quota, QuotaBook, announces_quota, parse_reset, read_quota
+from modelpool.health.quota import QuotaBook
+from modelpool.health.quota_headers import Quota, announces_quota, parse_reset, read_quota
 
 NOW = 1_800_000_000.0
 

@@ -19,9 +19,9 @@ from typing import Any, Protocol
 import aiohttp
 import orjson
 
-from modelpool.config.schema import TimeoutsConfig
+from modelpool.config.limits import TimeoutsConfig
 from modelpool.health.classify import FailureKind, classify, parse_retry_after
-from modelpool.health.quota import announces_quota
+from modelpool.health.quota_headers import announces_quota
 from modelpool.upstream.http1 import ConnectionPool, Response
 
 MAX_ERROR_BODY = 64 * 1024  # an error body is read for classification, never relayed whole
