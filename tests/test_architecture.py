@@ -80,6 +80,35 @@ def test_no_two_rooms_import_each_other() -> None:
     assert not tangled, f"rooms that import each other (directly or around a loop): {tangled}"
 
 
+@functools.cache
+def module_imports() -> dict[str, set[str]]:
+    """Every module's imported modelpool modules, `from package import module` read as the module."""
+    known = {
+        ".".join(p.relative_to(SRC.parent).with_suffix("").parts).removesuffix(".__init__")
+        for p in SRC.rglob("*.py")
+    }
+    out: dict[str, set[str]] = defaultdict(set)
+    for path in SRC.rglob("*.py"):
+        module = ".".join(path.relative_to(SRC.parent).with_suffix("").parts).removesuffix(".__init__")
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module in known:
+                subs = {f"{node.module}.{a.name}" for a in node.names} & known
+                out[module] |= subs
+                if len(subs) < len(node.names):
+                    out[module].add(node.module)
+            elif isinstance(node, ast.Import):
+                out[module] |= {a.name for a in node.names} & known
+    return out
+
+
+def test_no_two_modules_import_each_other() -> None:
+    """Within a room too: two files that import each other (even lazily, or for types only) are one
+    concept split in two, or a piece both need that belongs in a third file."""
+    graph = module_imports()
+    pairs = sorted(f"{a} <-> {b}" for a in graph for b in graph[a] if a < b and a in graph.get(b, ()))
+    assert not pairs, "\n".join(pairs)
+
+
 def strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
     """Tarjan's algorithm: the groups of rooms that reach each other."""
     index: dict[str, int] = {}

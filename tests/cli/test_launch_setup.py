@@ -14,7 +14,8 @@ import pytest
 
 from gateway_server import ADMIN_TOKEN, GatewayServer
 from modelpool.cli import launch_codex, launch_gemini
-from modelpool.cli.launch import Context, write
+from modelpool.cli.launch import write
+from modelpool.cli.launch_setup import Context
 from modelpool.sim import FleetSpec, FleetThread, SimModel, SimProvider
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -59,7 +60,7 @@ def test_codex_config_keeps_the_users_keys_and_writes_valid_toml(tmp_path: Path)
         "mcp_servers": {"fs": {"command": "npx", "args": ["-y", "fs"], "env": {"A": "1"}}},
         "tui": {"notifications": True},
     }
-    from modelpool.cli.launch import merged
+    from modelpool.cli.launch_setup import merged
 
     ours = {"model": "pool", "model_providers": {"modelpool": {"base_url": "http://h/v1"}}}
     text = launch_codex.dump_toml(merged(own, ours))

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from modelpool.catalog.build import ModelInfoIndex
 from modelpool.catalog.model import Route
-from modelpool.config.schema import TIMEOUT_KEYS, Config, ProviderConfig, TimeoutsConfig
+from modelpool.config.limits import TIMEOUT_KEYS, TimeoutsConfig
+from modelpool.config.schema import Config, ProviderConfig
 
 DEFAULT_LAYER = "default"
 

@@ -14,7 +14,7 @@ import json
 import os
 from pathlib import Path
 
-from modelpool.cli.launch import Context, Setup, link_user_files, merged, read_json
+from modelpool.cli.launch_setup import Context, Setup, link_user_files, merged, read_json
 
 OWN = {"settings.json", ".claude.json"}
 SECRETS = {"ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"}

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from modelpool.agents import codex
-from modelpool.cli.launch import Context, Setup, fail, link_user_files, merged
+from modelpool.cli.launch_setup import Context, Setup, fail, link_user_files, merged
 
 CATALOGUE = "modelpool-models.json"
 OWN = {"config.toml", CATALOGUE}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from modelpool.cli.launch import Context, Setup, link_user_files, merged, read_json
+from modelpool.cli.launch_setup import Context, Setup, link_user_files, merged, read_json
 
 SETTINGS = {
     "security": {"auth": {"selectedType": "gemini-api-key"}},

@@ -13,6 +13,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 
 from modelpool.config.calendar import HolidaysConfig, PeakConfig
 from modelpool.config.hedge import HedgeConfig, SpeedConfig
+from modelpool.config.limits import QuotaConfig, TimeoutsConfig, TimeoutsOverride
 from modelpool.config.prices import ApiKey, PricesConfig, PriceSource
 from modelpool.config.units import parse_duration, parse_size
 
@@ -100,43 +101,6 @@ class SessionsConfig(_Model):
     calls_kept: int = Field(default=200, ge=1, le=100_000)  # the last N calls of each session
     kept: int = Field(default=2000, ge=1, le=1_000_000)  # the most recently active sessions
     ttl: Duration = 7 * 24 * 3600.0  # a session idle this long is forgotten
-
-
-class TimeoutsConfig(_Model):
-    """Per-attempt upstream timeouts (SPEC §3.2). Not in the SPEC's sample; defaults suit chat models."""
-
-    connect: Duration = 10.0
-    first_byte: Duration = 60.0  # streaming: until the first reasoning/answer event
-    idle: Duration = 120.0  # between two reads of a stream
-    response: Duration = 600.0  # non-streaming: until the whole answer arrived
-
-
-TIMEOUT_KEYS = ("connect", "first_byte", "idle", "response")
-
-
-class TimeoutsOverride(_Model):
-    """A provider's or a model's own limits (SPEC §3.9): each key it sets wins over the layer below it,
-    the keys it leaves out are inherited (`catalog.timeouts`)."""
-
-    connect: Duration | None = None
-    first_byte: Duration | None = None
-    idle: Duration | None = None
-    response: Duration | None = None
-
-
-class QuotaReserve(_Model):
-    """What a route must keep of its announced quota to stay first (SPEC §3.8): with fewer requests left
-    than `requests`, or fewer tokens than `tokens` + the call's estimate, it is demoted until its reset."""
-
-    requests: int = Field(default=1, ge=0)
-    tokens: int = Field(default=0, ge=0)
-
-
-class QuotaConfig(_Model):
-    """SPEC §3.8: read the upstreams' rate-limit headers and move calls before the 429."""
-
-    enabled: bool = True
-    reserve: QuotaReserve = Field(default_factory=QuotaReserve)
 
 
 class ModelInfo(_Model):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from modelpool.keys.limits import Limits, Ticket
 from modelpool.keys.ring import ClientKey, KeyRing, presented_key
@@ -15,14 +15,24 @@ from modelpool.pricing.expected import output_estimate
 from modelpool.usage import UsageBook, create_usage_store
 
 if TYPE_CHECKING:
-    from modelpool.engine.core import Engine
     from modelpool.routing.call import Call
+    from modelpool.runtime import Runtime
+    from modelpool.state import StateBackend
 
 log = logging.getLogger(__name__)
 
 
+class Host(Protocol):
+    """What the accounts read of the engine that owns them (`engine.core.Engine`); `runtime` is read
+    on every use, as a reload replaces it."""
+
+    state: StateBackend
+    runtime: Runtime
+    settle_heap: bool
+
+
 class Accounts:
-    def __init__(self, gw: Engine, clock: Callable[[], float]) -> None:
+    def __init__(self, gw: Host, clock: Callable[[], float]) -> None:
         self.gw = gw
         self.clock = clock
         self.usage = UsageBook(create_usage_store(gw.state))

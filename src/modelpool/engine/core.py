@@ -14,7 +14,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol, Self
+from typing import Any, Self
 
 from modelpool.aggregators import AggregatorService, RoutingRecord
 from modelpool.aggregators.priors import CandidatePriors
@@ -29,10 +29,11 @@ from modelpool.config import (
     state_dir,
 )
 from modelpool.engine.accounts import Accounts
-from modelpool.engine.hedging import hedging_walker
+from modelpool.engine.observer import CallObserver, NoObserver
 from modelpool.engine.rediscovery import DiscoveryRetry
 from modelpool.engine.replica import ReplicaApplier, cursor_key
 from modelpool.engine.responses import continue_response
+from modelpool.engine.walks import call_walker
 from modelpool.events import EventBus, LastPlans, LiveRoute, SessionLog
 from modelpool.fleet import FleetView
 from modelpool.health.quota import SHARED_NS as QUOTA_NS
@@ -59,44 +60,6 @@ from modelpool.walk.walker import Walker
 from modelpool.walk.wiring import GatewaySink
 
 log = logging.getLogger("modelpool")
-
-
-class CallObserver(Protocol):
-    """What a face that counts calls plugs into the engine (`observe.Observer` for the HTTP server)."""
-
-    in_flight: dict[str, int]
-
-    def begin(self, ingress: str, headers: Mapping[str, str]) -> Any: ...
-    def done(self, trace: Any) -> None: ...
-    def render(self) -> bytes: ...
-    def close(self) -> None: ...
-    def start_tracing(self, config: Any) -> None: ...
-    def stop_tracing(self) -> None: ...
-
-
-class NoObserver:
-    """Counts nothing: the engine used as a library without the HTTP face."""
-
-    def __init__(self) -> None:
-        self.in_flight: dict[str, int] = {}
-
-    def begin(self, ingress: str, headers: Mapping[str, str]) -> Any:
-        return None
-
-    def done(self, trace: Any) -> None:
-        return None
-
-    def render(self) -> bytes:
-        return b""
-
-    def close(self) -> None:
-        return None
-
-    def start_tracing(self, config: Any) -> None:
-        return None
-
-    def stop_tracing(self) -> None:
-        return None
 
 
 class Engine:
@@ -179,7 +142,7 @@ class Engine:
         # `modelpool serve` sets it: freezing the heap is a process-wide choice a library must not make.
         self.settle_heap = False
         self._catalogs = CatalogCache()  # the last catalog, reused while its inputs are unchanged
-        self.runtime = self._build_runtime(loaded.config)
+        self.runtime: Runtime = self._build_runtime(loaded.config)
         self._watcher: Any = None
         self.started = False
         self._admin_token: str | None = None
@@ -189,7 +152,7 @@ class Engine:
         self.observer: CallObserver = NoObserver()  # the HTTP face's metrics and call log (observe/)
         self.accounts = Accounts(self, clock)  # client keys, limits, usage and cost (SPEC §14)
         # SPEC §8: every call of a session, in the state backend (the HTTP face feeds it, off the path)
-        self.history = SessionHistory(
+        self.history: SessionHistory = SessionHistory(
             create_history_store(self.state), lambda: self.runtime.config.sessions, clock=clock
         )
 
@@ -387,34 +350,7 @@ class Engine:
             self.response_book.remember(produced[0], served, produced[1])
 
     def walker(self, call: Call) -> Walker:
-        rt = self.runtime
-        plan = self.planner.plan(rt, call, self.clock())
-        ask = rt.config.pool.confirm_switch == "ask" and not call.purpose and call.forced_route is None
-
-        async def consent(frm: str, to: str, failure: Any) -> bool:
-            timeout = self.runtime.config.pool.confirm_timeout
-            message = f"{frm} failed ({failure.kind.value}): switch to {to}?"
-            return await self.questions.ask(
-                call.pool.id, call.session_id, frm, to, failure.kind.value, message, timeout
-            )
-
-        def on_switch(frm: str, to: str, kind: str) -> None:
-            fields: dict[str, Any] = {"pool": call.pool.id, "session": call.session_id, "from": frm, "to": to}
-            self.events.publish("switch", kind=kind, **fields)
-
-        hedge = rt.config.pool.hedge
-        if hedge.enabled:
-            walker: Walker = self._hedging_walker(call, plan, on_switch, consent if ask else None)
-        else:
-            walker = Walker(
-                call, plan, rt.config.pool, self.sink, on_switch=on_switch, consent=consent if ask else None
-            )
-        walker.state.pricer = rt.prices().pricer(self.clock())  # SPEC §14: prices at the call's start
-        self.last_plans[call.session_id or ""] = plan
-        return walker
-
-    def _hedging_walker(self, call: Call, plan: Any, on_switch: Any, consent: Any) -> Walker:
-        return hedging_walker(self, call, plan, on_switch, consent)
+        return call_walker(self, call)
 
     # ---- aggregators (SPEC §3.4, §6) -------------------------------------------------------------
 

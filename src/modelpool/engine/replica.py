@@ -11,20 +11,39 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
+from modelpool.fleet import FleetView
 from modelpool.health.quota import SHARED_NS as QUOTA_NS
-
-if TYPE_CHECKING:
-    from modelpool.engine import Engine
+from modelpool.health.quota import QuotaBook
+from modelpool.health.registry import HealthRegistry
+from modelpool.routing.planner import Planner
+from modelpool.routing.sticky import PinStore
+from modelpool.signers import SignerBook
 
 log = logging.getLogger(__name__)
 
 CURSOR_PREFIX = "cursor:"
 
 
+class Host(Protocol):
+    """The engine's memory that shared changes land in (`engine.core.Engine`)."""
+
+    health: HealthRegistry
+    pins: PinStore
+    signers: SignerBook
+    planner: Planner
+    quota: QuotaBook
+    fleet: FleetView
+    dashboard_layer: dict[str, Any]
+    clock: Callable[[], float]
+
+    async def reapply_layers(self) -> None: ...
+
+
 class ReplicaApplier:
-    def __init__(self, gw: Engine) -> None:
+    def __init__(self, gw: Host) -> None:
         self.gw = gw
         self._reapply: asyncio.Task[None] | None = None
 

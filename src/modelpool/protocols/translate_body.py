@@ -6,7 +6,6 @@ rendered in the client's dialect. Not on the per-chunk path: clarity over speed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -29,6 +28,7 @@ from modelpool.protocols.mapping import (
     usage_to_openai,
     usage_to_responses,
 )
+from modelpool.protocols.reply import Reply
 from modelpool.protocols.responses import INCOMPLETE_BY_FINISH, response_object
 from modelpool.protocols.translate_reasoning import seal_redacted, seal_signature
 from modelpool.protocols.translate_tools import client_item, special_tools
@@ -36,18 +36,6 @@ from modelpool.protocols.translate_tools import client_item, special_tools
 
 class MalformedUpstreamBody(ValueError):
     """A 200 body that is not a reply in the upstream's dialect."""
-
-
-@dataclass(slots=True)
-class Reply:
-    model: str = ""
-    # ("thinking", text, signature | None) · ("redacted", data) · ("text", text) · ("refusal", text)
-    # · ("tool", call_id, name, arguments JSON string)
-    blocks: list[tuple[Any, ...]] = field(default_factory=list)
-    finish_reason: str | None = None  # OpenAI vocabulary, when read from OpenAI
-    stop_reason: str | None = None  # Anthropic vocabulary, when read from Anthropic
-    stop_sequence: str | None = None
-    usage: dict[str, int] | None = None
 
 
 def reply_from_openai(obj: dict[str, Any]) -> Reply:

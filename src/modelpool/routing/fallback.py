@@ -7,37 +7,39 @@ by its best route by the rotator's score.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Sequence
 
+from modelpool.catalog.model import Pool
 from modelpool.catalog.normalize import family
 from modelpool.routing.call import Call, Candidate
-from modelpool.routing.strategies import score
-from modelpool.runtime import Runtime
-
-if TYPE_CHECKING:
-    from modelpool.routing.planner import Planner
+from modelpool.routing.strategies import StrategyInput, score
 
 
 def fallback_candidates(
-    planner: Planner, rt: Runtime, call: Call, mode: str, room: int, now: float
+    pools: Iterable[Pool],
+    call: Call,
+    mode: str,
+    room: int,
+    healthy_of: Callable[[Pool], Sequence[Candidate]],
+    inp: StrategyInput,
 ) -> list[Candidate]:
+    """Other pools' best routes for `call` (`healthy_of` gives a pool's eligible, unrested candidates, as
+    the planner's own steps 1-4 see them), same family first, at most `room` of them."""
     if room <= 0:
         return []
     own = family(call.pool.id)
     same: list[Candidate] = []
     other: list[Candidate] = []
-    for pool in rt.catalog.pools.values():
+    for pool in pools:
         if pool.id == call.pool.id:
             continue
-        eligible, _ = planner._base(rt, pool, now)
-        healthy = [c for c in eligible if not planner._is_resting(c.key, now)]
+        healthy = healthy_of(pool)
         if not healthy:
             continue
-        best = score(healthy, planner._strategy_input(rt, call))[0][0]
+        best = score(healthy, inp)[0][0]
         is_same = family(pool.id) == own
         why = f"model fallback ({'same family' if is_same else 'other model'}: pool {pool.id})"
         (same if is_same else other).append(best.with_reasons(why))  # a copy: `_base` is shared
-    inp = planner._strategy_input(rt, call)
     ranked = [c for c, _ in score(same, inp)]
     if mode == "any":
         ranked += [c for c, _ in score(other, inp)]

@@ -1,7 +1,8 @@
 """The candidate pipeline of SPEC §3.1: which routes may serve a call, and in what order.
 
-Steps here: 1 (eligibility), 4 (base order), 5 (strategy), 6 (health gate), 8 (cap). Steps 2–3
-(capability narrowing, demotions), 7 (sticky) and 9 (effort) plug in at the marked seams. The planner
+Steps here: 1 (eligibility), 4 (base order), 5 (strategy), 8 (cap). Steps 2–3 (capability narrowing,
+demotions), 6 (the quota and health gates, `gates.py`), 7 (sticky) and 9 (effort) plug in at the marked
+seams. The planner
 is pure and synchronous: it reads in-memory state only, never the state backend.
 
 Planning runs on every call, so what does not change from call to call is memoised on the (immutable)
@@ -20,6 +21,7 @@ from modelpool.health.quota import QuotaBook
 from modelpool.pricing.expected import expected_costs, output_estimate
 from modelpool.routing.call import Call, Candidate, Notes, Plan
 from modelpool.routing.fallback import fallback_candidates
+from modelpool.routing.gates import QUOTA_NOTE, health_gate, quota_gate, signer_first
 from modelpool.routing.narrowing import demote, narrow_for_images
 from modelpool.routing.sticky import PinStore
 from modelpool.routing.strategies import (
@@ -34,7 +36,6 @@ from modelpool.routing.strategies import (
 from modelpool.runtime import Runtime
 
 SPEED = frozenset({"fastest", "throughput", "score"})  # strategies that rank by measured speed
-QUOTA_NOTE = "demoted: quota low"
 HARD_CEILING = 8  # routes one call may try, whatever the config says (rotator seed)
 
 
@@ -80,7 +81,7 @@ class Planner:
         order = self._explore(rt, call, order, notes, now)
         order = self._sticky(rt, call, self._reorder(call, order, notes, now, translating), notes, now)
         if call.signer is not None:
-            order = self._signer_first(call.signer, order, notes, now)
+            order = signer_first(call.signer, order, notes, self._is_resting, now)
         limit = 1 if (not pool_cfg.fallback or call.purpose) else pool_cfg.max_attempts
         if len(order) > limit:
             why = f"beyond max_attempts={limit}" if pool_cfg.fallback else "fallback off"
@@ -89,7 +90,14 @@ class Planner:
         candidates = list(order)
         if pool_cfg.model_fallback != "off" and pool_cfg.fallback and not call.purpose:
             room = HARD_CEILING - len(candidates)
-            candidates += fallback_candidates(self, rt, call, pool_cfg.model_fallback, room, now)
+            candidates += fallback_candidates(
+                rt.catalog.pools.values(),
+                call,
+                pool_cfg.model_fallback,
+                room,
+                lambda pool: [c for c in self._base(rt, pool, now)[0] if not self._is_resting(c.key, now)],
+                self._strategy_input(rt, call),
+            )
         return Plan(candidates, skipped, pool_cfg.strategy, self._reasons(order, whys, notes, now))
 
     def _reasons(
@@ -226,26 +234,8 @@ class Planner:
                     order = [c, *order[:i], *order[i + 1 :]]
                     break
         # Demotions are applied after the strategy so no strategy can pull a demoted route forward.
-        order = self._quota_gate(call, demote(call, order, notes, translating), notes, now)
-        return self._health_gate(order, notes, now)
-
-    def _quota_gate(
-        self, call: Call, cands: Sequence[Candidate], notes: Notes, now: float
-    ) -> Sequence[Candidate]:
-        """SPEC §3.8: a route whose announced quota leaves no room for this call goes to the back until its
-        reset (stable; not a rest). When every route is short, the order stays: one of them may have
-        reset already without saying so."""
-        book = self.quota
-        if book is None or not book.routes or call.purpose:
-            return cands
-        low = book.short(cands, now, call)
-        if not low or len(low) == len(cands):
-            return cands
-        front = [c for c in cands if c.key not in low]
-        back = [c for c in cands if c.key in low]
-        for c in back:
-            notes.add(c.key, f"demoted: {low[c.key]}")  # "demoted: quota low: …" (QUOTA_NOTE)
-        return front + back
+        order = quota_gate(self.quota, call, demote(call, order, notes, translating), notes, now)
+        return health_gate(order, notes, self._is_resting, self._any_resting, now)
 
     def _sticky(
         self, rt: Runtime, call: Call, cands: Sequence[Candidate], notes: Notes, now: float
@@ -270,19 +260,6 @@ class Planner:
                 return cands
             notes.add(c.key, "sticky: this conversation's route")
             return [c, *cands[:i], *cands[i + 1 :]]
-        return cands
-
-    def _signer_first(
-        self, signer: str, cands: Sequence[Candidate], notes: Notes, now: float
-    ) -> Sequence[Candidate]:
-        """SPEC §3.10: the route that signed the conversation's latest reasoning goes first while it is a
-        healthy candidate (elsewhere that reasoning is left out of the history)."""
-        for i, c in enumerate(cands):
-            if c.key == signer:
-                if i == 0 or self._is_resting(c.key, now):
-                    return cands
-                notes.add(c.key, "signer: this conversation's signed reasoning came from here")
-                return [c, *cands[:i], *cands[i + 1 :]]
         return cands
 
     def _cursor(
@@ -399,19 +376,3 @@ class Planner:
 
     def _peek_cursor(self, pool_id: str) -> int:
         return self._cursors.get(pool_id, 0)
-
-    def _health_gate(self, cands: Sequence[Candidate], notes: Notes, now: float) -> Sequence[Candidate]:
-        """Resting routes go behind the others; if all rest, all are tried in strategy order."""
-        if self._any_resting is not None and not self._any_resting(now):
-            return cands  # nothing rests anywhere: no per-route pass at all
-        is_resting = self._is_resting
-        if not any(is_resting(c.key, now) for c in cands):
-            return cands  # the common case: one pass, nothing rebuilt
-        healthy: list[Candidate] = []
-        resting: list[Candidate] = []
-        for c in cands:
-            (resting if is_resting(c.key, now) else healthy).append(c)
-        why = "resting: moved behind healthy routes" if healthy else "all resting: tried anyway"
-        for c in resting:
-            notes.add(c.key, why)
-        return healthy + resting

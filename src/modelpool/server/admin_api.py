@@ -2,55 +2,23 @@
 
 from __future__ import annotations
 
-import hmac
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from modelpool.config import ConfigError
+from modelpool.server.admin_guard import guard, json_response
+from modelpool.server.admin_live import live_routes
+from modelpool.server.admin_ranking import ranking_routes
+from modelpool.server.admin_roster import roster_routes
+from modelpool.server.admin_usage import usage_routes
+from modelpool.server.dashboard.editors import editor_routes
 from modelpool.server.status import pools_report, status_report
 
 if TYPE_CHECKING:
     from modelpool.engine import Engine
-
-
-def json_response(obj: Any, status: int = 200) -> Response:
-    return Response(orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS), status, media_type="application/json")
-
-
-def admin_token_ok(gw: Engine, request: Request) -> bool:
-    token = gw.admin_token
-    auth = request.headers.get("authorization", "")
-    presented = auth.removeprefix("Bearer ").strip() or request.headers.get("x-admin-token", "")
-    presented = presented or request.cookies.get("modelpool_admin", "")
-    if not token:
-        return False
-    return hmac.compare_digest(presented.encode(), token.encode())
-
-
-def guard(handler: Any) -> Any:
-    async def endpoint(request: Request) -> Response:
-        gw: Engine = request.app.state.gateway
-        if not admin_token_ok(gw, request):
-            return json_response(
-                {"error": {"message": "admin token required", "type": "authentication_error"}}, 401
-            )
-        try:
-            return await handler(gw, request)
-        except ConfigError as err:
-            return json_response(
-                {"error": {"message": str(err), "type": "invalid_request_error", "errors": err.errors}}, 400
-            )
-        except (ValueError, KeyError, TypeError, orjson.JSONDecodeError) as err:
-            return json_response(
-                {"error": {"message": f"bad request: {err}", "type": "invalid_request_error"}}, 400
-            )
-
-    endpoint.__name__ = handler.__name__
-    return endpoint
 
 
 async def status(gw: Engine, request: Request) -> Response:
@@ -122,12 +90,6 @@ async def openapi(gw: Engine, request: Request) -> Response:
 
 
 def admin_routes() -> list[Route]:
-    from modelpool.server.admin_live import live_routes
-    from modelpool.server.admin_ranking import ranking_routes
-    from modelpool.server.admin_roster import roster_routes
-    from modelpool.server.admin_usage import usage_routes
-    from modelpool.server.dashboard.editors import editor_routes
-
     return [
         *live_routes(),
         *ranking_routes(),

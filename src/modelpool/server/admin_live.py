@@ -12,7 +12,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from modelpool.catalog import UnknownModel
-from modelpool.server.admin_api import guard, json_response
+from modelpool.server.admin_guard import guard, json_response
 
 if TYPE_CHECKING:
     from modelpool.engine import Engine

@@ -31,7 +31,7 @@ from starlette.routing import Route
 from modelpool.catalog import status as st
 from modelpool.catalog.filters import glob_match, matches_selector, twin_source
 from modelpool.health.record import RouteState
-from modelpool.server.admin_api import guard, json_response
+from modelpool.server.admin_guard import guard, json_response
 
 if TYPE_CHECKING:
     from modelpool.catalog.catalog import Catalog

@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from modelpool.server.admin_api import guard, json_response
+from modelpool.server.admin_guard import guard, json_response
 from modelpool.usage import GROUPS
 
 if TYPE_CHECKING:

@@ -12,7 +12,8 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from modelpool.protocols import openai_chat as oc
-from modelpool.server.admin_api import admin_routes, json_response
+from modelpool.server.admin_api import admin_routes
+from modelpool.server.admin_guard import json_response
 from modelpool.server.asgi import Receive, Scope, Send, header_map, send_bytes
 from modelpool.server.client_api import INGRESSES, client_key_ok, count_tokens, handle_call
 from modelpool.server.dashboard import dashboard_routes

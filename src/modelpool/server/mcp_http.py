@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 
-from modelpool.server.admin_api import admin_token_ok, json_response
+from modelpool.server.admin_guard import admin_token_ok, json_response
 from modelpool.server.asgi import Receive, Scope, Send
 
 if TYPE_CHECKING:

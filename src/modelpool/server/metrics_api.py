@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from modelpool.server.admin_api import json_response
+from modelpool.server.admin_guard import json_response
 
 if TYPE_CHECKING:
     from modelpool.engine import Engine

@@ -2,22 +2,34 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 import orjson
 from aiohttp import web
 
-from modelpool.sim.spec import Fault
+from modelpool.sim.faults import FaultBook
+from modelpool.sim.records import Recorder
+from modelpool.sim.spec import Fault, SimProvider
 
-if TYPE_CHECKING:
-    from modelpool.sim.server import ProviderServer
+
+class Controlled(Protocol):
+    """What the control surface reads and sets on a provider server (`server.ProviderServer`)."""
+
+    spec: SimProvider
+    book: FaultBook
+    recorder: Recorder
+
+    def set_faults(self, faults: Iterable[Fault]) -> None: ...
+
+    def info(self) -> dict[str, Any]: ...
 
 
 def _json(data: Any, status: int = 200) -> web.Response:
     return web.Response(status=status, body=orjson.dumps(data), content_type="application/json")
 
 
-async def handle(server: ProviderServer, request: web.BaseRequest, path: str) -> web.StreamResponse:
+async def handle(server: Controlled, request: web.BaseRequest, path: str) -> web.StreamResponse:
     method = request.method
     if path == "/_sim/faults" and method == "POST":
         try:

@@ -8,6 +8,7 @@ from typing import Literal
 import orjson
 from aiohttp import web
 
+from modelpool.sim.gemini_shapes import error_obj
 from modelpool.sim.spec import Fault
 
 Dialect = Literal["openai", "anthropic", "responses", "gemini"]  # Responses errors have the OpenAI shape
@@ -61,9 +62,7 @@ class SimError(Exception):
 
     def response(self, dialect: Dialect) -> web.Response:
         if dialect == "gemini":
-            from modelpool.sim.gemini_provider import error_obj
-
-            body = error_obj(self)
+            body = error_obj(self.status, self.message)
         else:
             body = self.anthropic_body() if dialect == "anthropic" else self.openai_body()
         return web.Response(

@@ -15,14 +15,14 @@ import orjson
 
 from modelpool.sim import provenance
 from modelpool.sim.errors import SimError, bad_request
+from modelpool.sim.gemini_shapes import error_obj, texts
+from modelpool.sim.gemini_shapes import pick as _pick
 from modelpool.sim.plan import Plan
 from modelpool.sim.request import CallRequest, ToolSpec, _int_or_none, _schema
 from modelpool.sim.spec import SimProvider
 from modelpool.sim.stream import Script
 
 _HOSTED = ("googleSearch", "google_search", "codeExecution", "code_execution", "urlContext", "url_context")
-_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND"}
-_STATUS |= {429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
 _FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "tool_calls": "STOP"}
 
 
@@ -45,11 +45,6 @@ def parse_call(path: str, body: Any) -> tuple[CallRequest, bytes | None]:
     return parse_gemini(body, model_id, method == "streamGenerateContent"), None
 
 
-def _pick(obj: dict[str, Any], camel: str) -> Any:
-    snake = "".join("_" + c.lower() if c.isupper() else c for c in camel)
-    return obj.get(camel, obj.get(snake))
-
-
 def parse_gemini(body: Any, model: str, stream: bool) -> CallRequest:
     if not isinstance(body, dict):
         raise bad_request("Invalid JSON payload received.")
@@ -64,7 +59,7 @@ def parse_gemini(body: Any, model: str, stream: bool) -> CallRequest:
     parts = [p for p in last.get("parts") or [] if isinstance(p, dict)]
     answered = any(_pick(p, "functionResponse") for p in parts)
     fresh_user = last.get("role", "user") == "user" and not answered
-    texts = _texts(body)
+    all_texts = texts(body)
     return CallRequest(
         body=body,
         model=model,
@@ -76,7 +71,7 @@ def parse_gemini(body: Any, model: str, stream: bool) -> CallRequest:
         tool_names=[t.name for t in tools if t.kind == "function"],
         tool_turn=bool(tools) and fresh_user,
         has_images=any(_is_image(p) for c in contents if isinstance(c, dict) for p in c.get("parts") or []),
-        prompt_tokens=max(1, sum(len(t) for t in texts) // 4),
+        prompt_tokens=max(1, sum(len(t) for t in all_texts) // 4),
         dialect="gemini",
         tools=tools,
         after_tool_result=answered,
@@ -111,25 +106,6 @@ def _lower(schema: dict[str, Any]) -> dict[str, Any]:
         for k, v in props.items()
     }
     return {**schema, "properties": lowered}
-
-
-def _texts(body: dict[str, Any]) -> list[str]:
-    out: list[str] = []
-    system = _pick(body, "systemInstruction")
-    for content in [system, *(body.get("contents") or [])]:
-        if isinstance(content, str):
-            out.append(content)
-        elif isinstance(content, dict):
-            out.extend(
-                p["text"]
-                for p in content.get("parts") or []
-                if isinstance(p, dict) and isinstance(p.get("text"), str)
-            )
-    return out
-
-
-def context_texts(req: CallRequest) -> list[str]:
-    return _texts(req.body)
 
 
 # ---------------------------------------------------------------- replies
@@ -213,13 +189,8 @@ def body(plan: Plan) -> bytes:
     return orjson.dumps(obj | {"responseId": uuid.uuid4().hex[:20]})
 
 
-def error_obj(err: SimError) -> dict[str, Any]:
-    status = _STATUS.get(err.status, "INVALID_ARGUMENT" if err.status < 500 else "INTERNAL")
-    return {"error": {"code": err.status, "message": err.message, "status": status}}
-
-
 def error_frame(err: SimError) -> bytes:
-    return b"data: " + orjson.dumps(error_obj(err)) + b"\r\n\r\n"
+    return b"data: " + orjson.dumps(error_obj(err.status, err.message)) + b"\r\n\r\n"
 
 
 def count_tokens_body(prompt_tokens: int) -> bytes:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from modelpool.sim.errors import bad_request
+from modelpool.sim.gemini_shapes import texts as gemini_texts
 
 _OFF = frozenset({"off", "none", "disabled"})
 
@@ -69,9 +70,7 @@ class CallRequest:
         out: list[str] = []
         body = self.body
         if self.dialect == "gemini":
-            from modelpool.sim.gemini_provider import context_texts
-
-            return context_texts(self)
+            return gemini_texts(body)
         for key in ("system", "instructions"):
             _collect_text(body.get(key), out)
         turns = body.get("messages") if self.dialect != "responses" else body.get("input")

@@ -45,7 +45,8 @@ from modelpool.sim.errors import (
     unauthorized,
 )
 from modelpool.sim.faults import FaultBook
-from modelpool.sim.plan import Plan, Speed, check_capabilities, make_plan, model_speed
+from modelpool.sim.paths import reply_body, resolve, strip_v1
+from modelpool.sim.plan import Speed, check_capabilities, make_plan, model_speed
 from modelpool.sim.prompt_cache import PromptCache
 from modelpool.sim.ratelimit import RateLimiter
 from modelpool.sim.records import SECRET_HEADERS, CallRecord, Recorder
@@ -55,11 +56,6 @@ from modelpool.sim.stream import abort, drive, send_body, stall
 
 _JSON = "application/json"
 _PARSERS = {"openai": parse_openai, "anthropic": parse_anthropic, "responses": parse_responses}
-_CHAT_PATHS: dict[str, Dialect] = {
-    "/chat/completions": "openai",
-    "/messages": "anthropic",
-    "/responses": "responses",
-}
 # The request's slot for the rate-limit headers of its reply (SPEC §3.8).
 QUOTA_HEADERS: web.RequestKey[dict[str, str]] = web.RequestKey("sim.quota_headers", dict)
 MAX_RESPONSE_IDS = 100_000  # stored Responses ids a provider remembers (for `previous_response_id`)
@@ -138,36 +134,26 @@ class ProviderServer:
             if request.transport is not None:
                 request.transport.close()
             return web.Response(status=500)
-        path = _strip_v1(request.path)
+        path = strip_v1(request.path)
         if self.spec.loading and self.elapsed() < self.spec.loading and not path.startswith("/_sim/"):
             body = {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}
             return web.Response(status=503, body=orjson.dumps(body), content_type=_JSON)
-        method = request.method
-        speaks = self.spec.speaks
-        if path.startswith("/v1beta"):  # the Gemini API, and its OpenAI-compatible root
-            path = path[len("/v1beta") :] or "/"
-            if path.startswith("/openai/"):
-                path = path[len("/openai") :]
-            elif method == "POST" and "gemini" in speaks and gemini_provider.target(path) is not None:
-                return await self._chat(request, "gemini")
-            elif method == "GET" and path.startswith("/models") and "gemini" in speaks:
-                if self._key_ok(request.headers) is False:
-                    return unauthorized().response("gemini")
-                return web.Response(body=gemini_provider.models_body(self.spec), content_type=_JSON)
-        if method == "POST" and "gemini" in speaks and gemini_provider.target(path) is not None:
-            return await self._chat(request, "gemini")  # a Gemini path under another root (`/v1`)
-        if method == "POST":
-            dialect = _CHAT_PATHS.get(path)
-            if dialect is not None and dialect in speaks:
-                return await self._chat(request, dialect)
-            if path == "/messages/count_tokens" and "anthropic" in speaks:
-                rec = self._record(request, "anthropic")
-                rec.key_ok = self._key_ok(request.headers)
-                return await catalog.count_tokens(request, rec)
-        elif method == "GET" and path.startswith("/models"):
+        action, dialect, path = resolve(request.method, path, self.spec.speaks)
+        if action == "chat":
+            assert dialect is not None
+            return await self._chat(request, dialect)
+        if action == "gemini_models":
+            if self._key_ok(request.headers) is False:
+                return unauthorized().response("gemini")
+            return web.Response(body=gemini_provider.models_body(self.spec), content_type=_JSON)
+        if action == "count_tokens":
+            rec = self._record(request, "anthropic")
+            rec.key_ok = self._key_ok(request.headers)
+            return await catalog.count_tokens(request, rec)
+        if action == "models":
             key_ok = self._key_ok(request.headers)
             return catalog.models(self.spec, self.aggregator, key_ok, self._home_dialect, path)
-        if path.startswith("/_sim/"):
+        if action == "control":
             return await self._control(request, path)
         return SimError(404, f"Unknown path {request.path}", "invalid_request_error", "not_found").response(
             self._home_dialect
@@ -337,7 +323,7 @@ class ProviderServer:
         if dialect == "openai" and not self.spec.reports_usage:
             req = dataclasses.replace(req, include_usage=False)
         if not req.stream:
-            payload = _body(dialect, plan, req, resp_id, meta)
+            payload = reply_body(dialect, plan, req, resp_id, meta)
             if dialect == "openai" and not self.spec.reports_usage:
                 payload = orjson.dumps({k: v for k, v in orjson.loads(payload).items() if k != "usage"})
             broken = fault is not None and fault.kind in ("cut", "malformed", "error_event")
@@ -408,20 +394,3 @@ class ProviderServer:
             "fast": self.fast,
             "rate_limited": self.limiter.refused if self.limiter is not None else 0,
         }
-
-
-def _body(dialect: Dialect, plan: Plan, req: CallRequest, resp_id: str, meta: dict[str, Any] | None) -> bytes:
-    if dialect == "gemini":
-        return gemini_provider.body(plan)
-    if dialect == "anthropic":
-        return anthropic_provider.message_body(plan, meta)
-    if dialect == "responses":
-        return responses_provider.body(plan, req, resp_id, meta)
-    return openai_provider.completion_body(plan, meta)
-
-
-def _strip_v1(path: str) -> str:
-    path = path.rstrip("/") or "/"
-    if path == "/v1" or path.startswith("/v1/"):
-        return path[3:] or "/"
-    return path

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
@@ -13,9 +13,7 @@ from modelpool.protocols.gemini.wire import (
     usage_to_gemini,
 )
 from modelpool.protocols.mapping import new_id, openai_finish, parse_arguments
-
-if TYPE_CHECKING:
-    from modelpool.protocols.translate_body import Reply
+from modelpool.protocols.reply import Reply
 
 
 def reply_from_gemini(obj: dict[str, Any], reply: Reply) -> Reply:

@@ -20,7 +20,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from modelpool.catalog.filters import twin_source
-from modelpool.server.admin_api import guard, json_response
+from modelpool.server.admin_guard import guard, json_response
 
 if TYPE_CHECKING:
     from modelpool.config.schema import Config

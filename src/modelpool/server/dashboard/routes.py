@@ -21,7 +21,7 @@ from starlette.responses import FileResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from modelpool.server.admin_api import admin_token_ok
+from modelpool.server.admin_guard import admin_token_ok
 
 if TYPE_CHECKING:
     from modelpool.engine import Engine
