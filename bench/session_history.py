@@ -1,13 +1,13 @@
 """Per-call CPU of the session history (SPEC §8, issue #26), in µs per call, in process.
 
-On the request path a finished call adds one list append (`Observer.done` → the history book's pending
-list), and reading the session id now also looks at the agent CLIs' own headers and Claude Code's JSON
-`metadata.user_id`. Measured here:
-- `Observer.done` of a served Claude Code call with the history append, against the same `done` with the
-  append going nowhere (A/B, interleaved rounds, best of N): the request-path cost of the history;
+On the request path a finished call keeps a record of plain values (`observe.history.session_record`, a
+tuple) and appends it to the history book's pending list; reading the session id also looks at the agent
+CLIs' own headers and Claude Code's JSON `metadata.user_id`. Measured here:
+- `Observer.done` of a served Claude Code call with the record made and appended, against the same `done`
+  with no record at all (A/B, interleaved rounds, best of N): the request-path cost of the history;
 - `session_id()` on Claude Code's recorded request (its header), the same without the header (its JSON
   `user_id` parsed), and a request that names no session (the fingerprint);
-- off the request path, for the record: the background flush per call (describe the trace, add it to the
+- off the request path, for the record: the background flush per call (describe the record, add it to the
   memory store; the sqlite store's write runs in a worker thread and is timed as process CPU).
 
     python bench/session_history.py [--calls 20000] [--repeat 5]
@@ -27,9 +27,11 @@ from typing import Any
 
 import uvloop
 
+import modelpool.observe as observe_face
 from modelpool.config import load_config
 from modelpool.gateway import Gateway
 from modelpool.history import SqliteHistoryStore
+from modelpool.observe.history import session_record
 from modelpool.observe.trace import CallTrace
 from modelpool.routing.call import Candidate
 from modelpool.routing.session import session_id
@@ -72,17 +74,15 @@ async def served_trace(gw: Gateway) -> CallTrace:
     return trace
 
 
-class _Nowhere:
-    """The append without the history: what `done` cost before issue #26."""
-
-    def append(self, item: object) -> None:
-        return None
+def _no_record(trace: CallTrace) -> None:
+    """No history: what `done` cost before issue #26 (no record made, nothing appended)."""
+    return None
 
 
 def done_loop(gw: Gateway, trace: CallTrace, calls: int, history: bool) -> float:
     observer = gw.observer
     pending = gw.history.pending
-    observer._history = pending if history else _Nowhere()  # type: ignore[attr-defined]
+    observe_face.session_record = session_record if history else _no_record  # type: ignore[assignment]
     t0 = time.process_time()
     for i in range(calls):
         observer.done(trace)
@@ -98,8 +98,9 @@ async def flush_cost(gw: Gateway, trace: CallTrace, calls: int, store: Any = Non
     if store is not None:
         book.store = store
     t0 = time.process_time()
+    record = session_record(trace)
     for i in range(calls):
-        book.pending.append(trace)
+        book.pending.append(record)
         if i % 200 == 199:  # ~ what a busy gateway's 0.5 s flush carries
             await book.flush()
     await book.flush()
@@ -142,8 +143,8 @@ def main() -> None:
     mem, sql = asyncio.run(background())
     ref = min(timeit.repeat("sum(range(100))", number=args.calls, repeat=args.repeat)) / args.calls * 1e6
     print(f"reference: sum(range(100))                    {ref:6.2f} µs  (how fast this machine is now)")
-    print(f"Observer.done, history append going nowhere:  {without:6.2f} µs/call")
-    print(f"Observer.done with the history append:        {with_history:6.2f} µs/call")
+    print(f"Observer.done, no history record:             {without:6.2f} µs/call")
+    print(f"Observer.done, history record made, appended: {with_history:6.2f} µs/call")
     print(f"  request path added by the history:          {with_history - without:6.2f} µs/call  (goal <= 5)")
     print(f"session_id: Claude Code's header              {sid_header:6.2f} µs/call")
     print(f"session_id: Claude Code's JSON user_id        {sid_json:6.2f} µs/call")
