@@ -89,8 +89,12 @@ def user_home() -> tuple[Path, Path]:
 
 
 def snapshot(home: Path) -> dict[str, str]:
-    files = [home / ".codex" / "config.toml", home / ".claude" / "settings.json", home / ".claude.json"]
-    return {str(p): p.read_text() for p in files}
+    """The user's own configuration files (every file under ~/.codex, ~/.claude and ~/.gemini, and
+    ~/.claude.json) with their contents: what launch must leave as it found it."""
+    files = [home / ".claude.json"]
+    for folder in (".codex", ".claude", ".gemini"):
+        files += sorted(p for p in (home / folder).rglob("*") if p.is_file())
+    return {str(p): p.read_text() for p in files if p.exists()}
 
 
 def launch(
@@ -144,8 +148,7 @@ def test_launch_codex_edits_a_file_with_apply_patch(edit_fleet: FleetThread, cod
     edit_fleet.reset_calls()
     home, work = user_home()
     before = snapshot(home)
-    lossy = {} if route == "resp" else {"lossy_translation": "allow"}  # Codex's web_search on Chat
-    with gateway(edit_fleet, route, **lossy) as gw:
+    with gateway(edit_fleet, route) as gw:  # defaults: Codex's web_search is left out on Chat, and named
         proc = launch("codex", codex, gw.url, home, work, CODEX_ARGS)
     assert_edited(proc, work)
     calls = edit_fleet.calls(route)
@@ -313,6 +316,7 @@ def test_launch_gemini_writes_a_file(write_fleet: FleetThread, gemini: Path) -> 
     (home / ".gemini").mkdir()
     (home / ".gemini" / "settings.json").write_text('{"ui": {"theme": "ANSI"}}\n')
     before = snapshot(home)
+    assert str(home / ".gemini" / "settings.json") in before
     prompt = f"Create a file {WRITE.path} containing the line: {WRITE.content.strip()}"
     with gateway(write_fleet, "chat") as gw:
         shown = launch("gemini", gemini, gw.url, home, work, ["--print"])

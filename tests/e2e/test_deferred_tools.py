@@ -78,17 +78,23 @@ def upstream_tools(body: dict[str, Any]) -> list[str]:
 
 
 def respond(gw: GatewayServer, stream: bool, **kw: Any) -> tuple[list[dict[str, Any]], str | None]:
-    """The response's output items (from `response.completed` when streamed) and x-modelpool-dropped."""
+    """The response's output items (from `response.completed` when streamed) and x-modelpool-dropped,
+    checked against the `dropped` of the final `modelpool` metadata (the same names, where a client that
+    reads no headers finds them)."""
     if not stream:
         raw = client(gw).responses.with_raw_response.create(model="m1", **kw)
-        return raw.http_response.json()["output"], raw.headers.get("x-modelpool-dropped")
-    with client(gw).responses.with_streaming_response.create(model="m1", stream=True, **kw) as raw:
+        response = raw.http_response.json()
         dropped = raw.headers.get("x-modelpool-dropped")
-        events = [e.to_dict() for e in raw.parse()]
-    done = [e for e in events if e["type"] == "output_item.done" or e["type"] == "response.output_item.done"]
-    final = next(e for e in events if e["type"] == "response.completed")["response"]["output"]
-    assert [e["item"] for e in done] == final
-    return final, dropped
+    else:
+        with client(gw).responses.with_streaming_response.create(model="m1", stream=True, **kw) as raw:
+            dropped = raw.headers.get("x-modelpool-dropped")
+            events = [e.to_dict() for e in raw.parse()]
+        done = [e for e in events if e["type"] in ("output_item.done", "response.output_item.done")]
+        response = next(e for e in events if e["type"] == "response.completed")["response"]
+        assert [e["item"] for e in done] == response["output"]
+    named = response["modelpool"].get("dropped")
+    assert named == (dropped.split(", ") if dropped else None), (named, dropped)
+    return response["output"], dropped
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
