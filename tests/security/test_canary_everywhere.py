@@ -95,8 +95,8 @@ def test_a_provider_key_is_nowhere_a_user_can_look(tmp_path: Path, caplog: pytes
             assert len([p for p in seen if p.startswith("/admin/")]) >= 14
             seen["events"] = read_events(gw.url)
             assert "route_failure" in seen["events"] or "failure" in seen["events"]
-            cookie = {"modelpool_admin": ADMIN_TOKEN}
-            seen["dashboard"] = client.get("/", cookies=cookie).text
+            client.cookies.set("modelpool_admin", ADMIN_TOKEN)
+            seen["dashboard"] = client.get("/").text
             for f in STATIC.rglob("*"):
                 if f.is_file():
                     rel = f.relative_to(STATIC).as_posix()
