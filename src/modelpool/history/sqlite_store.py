@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from modelpool.history.stores import Batch, HistoryStore, Limits, by_session, fold, new_summary
+from modelpool.state.side_tables import open_side_table
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS session_calls (id INTEGER PRIMARY KEY AUTOINCREMENT, "
@@ -33,12 +34,7 @@ class SqliteHistoryStore(HistoryStore):
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            for statement in _SCHEMA:
-                conn.execute(statement)
-            self._conn = conn
+            self._conn = open_side_table(self.path, _SCHEMA)
         return self._conn
 
     async def add(self, batch: Batch, now: float, limits: Limits) -> None:

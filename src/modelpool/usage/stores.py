@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from modelpool.state.side_tables import open_side_table
+
 # `estimated`: calls whose tokens are an estimate from the text (the upstream reported no usage, SPEC §14).
 METRICS = ("calls", "input", "cached", "cache_write", "output", "cost", "estimated")
 RowKey = tuple[str, str, str, str]  # day (YYYY-MM-DD, UTC), pool, route, key label
@@ -89,10 +91,7 @@ class SqliteUsageStore(UsageStore):
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(_SCHEMA)
+            conn = open_side_table(self.path, [_SCHEMA])
             columns = {row[1] for row in conn.execute("PRAGMA table_info(usage)")}
             if "estimated" not in columns:
                 conn.execute(_MIGRATE)
