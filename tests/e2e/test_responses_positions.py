@@ -95,24 +95,32 @@ def test_a_stream_without_positions_is_completed_for_the_sdk_helper(ft: FleetThr
     assert not any("sequence_number" in e or "output_index" in e or "content_index" in e for e in direct)
 
 
-@pytest.mark.parametrize("then", ["bare2", "chat"], ids=["native-again", "translated"])
-def test_failover_after_reasoning_continues_the_completed_numbering(ft: FleetThread, then: str) -> None:
-    """The first route thinks, then fails: the next attempt — native without positions too, or translated —
+@pytest.mark.parametrize(
+    "first,then",
+    [("bare", "bare2"), ("bare", "chat"), ("chat", "bare")],
+    ids=["native-then-native", "native-then-translated", "translated-then-native"],
+)
+def test_failover_after_reasoning_continues_the_completed_numbering(
+    ft: FleetThread, first: str, then: str
+) -> None:
+    """The first route thinks, then fails: the next attempt — native without positions, or translated —
     goes on from the numbers and places the client has already seen."""
-    ft.set_faults("bare", [Fault("error_event", status=529)])
-    with GatewayServer(config(ft, ["bare", then])) as gw:
+    ft.set_faults(first, [Fault("error_event", status=529)])
+    with GatewayServer(config(ft, [first, then])) as gw:
         raw = httpx.post(gw.url + "/v1/responses", json={**BODY, "stream": True}, timeout=30).content
     events = events_of(raw)
     kinds = [e["type"] for e in events]
     assert kinds.count("response.created") == 1 and kinds[-1] == "response.completed"
     assert [e["sequence_number"] for e in events] == list(range(len(events)))
     added = [e["output_index"] for e in events if e["type"] == "response.output_item.added"]
-    assert added == list(range(len(added))) and len(added) == 3  # bare's reasoning, then's reasoning, text
+    assert added == list(range(len(added))) and len(added) == 3  # first's reasoning, then's reasoning, text
     text = "".join(e["delta"] for e in events if e["type"] == "response.output_text.delta")
     assert text == expected_text(then, "m1", 5)
     message = next(e for e in events if e["type"] == "response.output_text.delta")
     assert message["output_index"] == 2 and message["content_index"] == 0
-    assert ft.calls("bare")[0].path == "/v1/responses"
+    assert ft.calls("bare")[0].path == "/v1/responses"  # native
+    done = [e["output_index"] for e in events if e["type"] == "response.output_item.done"]
+    assert sorted(done) == [0, 1, 2]  # each item closed once, at its place (the first's, cut, included)
 
 
 _GENERATED = re.compile(rb'"((?:resp|rs|msg)_[0-9a-f]{32})"|"created_at":\d+')
