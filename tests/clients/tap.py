@@ -1,8 +1,8 @@
 """A recording pass-through between a real CLI and the gateway: what did the client itself send?
 
 The sim records what reached the upstream; the tap records what left the client, so a test can compare the
-two (a native relay sends the body as the client sent it, apart from `model` and the effort). Bytes go
-through unchanged both ways (no decompression, the stream forwarded as it arrives).
+two (a native relay sends the body as the client sent it, apart from `model` and the effort), and what came
+back to it. Bytes go through unchanged both ways (no decompression, the stream forwarded as it arrives).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ class Sent:
     headers: dict[str, str]
     body: Any
     raw: bytes = b""  # the body's bytes as they arrived
+    reply: bytes = b""  # the target's answer, as it was passed back
 
 
 class Tap:
@@ -79,7 +80,8 @@ class Tap:
             body = None
         headers = {k.lower(): v for k, v in request.headers.items()}
         kept = {k: v for k, v in headers.items() if k not in SECRETS}
-        self.sent.append(Sent(request.path_qs, kept, body, raw))
+        sent = Sent(request.path_qs, kept, body, raw)
+        self.sent.append(sent)
         out = {k: v for k, v in headers.items() if k not in HOP}
         async with self._session.request(
             request.method, self.target + request.path_qs, headers=out, data=raw
@@ -90,6 +92,7 @@ class Tap:
                     resp.headers[k] = v
             await resp.prepare(request)
             async for chunk in up.content.iter_any():
+                sent.reply += chunk
                 await resp.write(chunk)
             await resp.write_eof()
             return resp

@@ -11,6 +11,7 @@ import anthropic
 import httpx
 import openai
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from gateway_server import GatewayServer
 from modelpool.sim import FleetSpec, FleetThread, SimModel, SimProvider
@@ -54,8 +55,12 @@ def test_a_silently_closed_kept_alive_connection_is_sent_again_not_failed(worn: 
                 errors.append(str(exc))
         stale = gw.call(_stale(gw))
         health = httpx.get(gw.url + "/admin/status", headers=gw.admin_headers()).json()
+        scraped = httpx.get(gw.url + "/metrics", headers=gw.admin_headers()).text
     assert errors == []
     assert stale >= N - 1  # every reused connection had been closed: each call went again at once
+    metrics = {s.name: s.value for f in text_string_to_metric_families(scraped) for s in f.samples}
+    assert metrics["modelpool_upstream_resent_total"] == stale  # what an operator sees of it
+    assert metrics["modelpool_upstream_connections_total"] == N  # each call ended on a fresh connection
     assert len(worn.calls("worn")) == N  # one answered request per call: the re-sends are not retries
     assert "network" not in str(health.get("routes"))
 

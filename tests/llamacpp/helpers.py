@@ -3,6 +3,8 @@ direct calls they compare against (SPEC §10 "Real upstreams in the tests")."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from typing import Any
 
 import anthropic
@@ -72,3 +74,59 @@ def wait_usage(url: str, calls: int, by: str = "route", timeout: float = 10.0) -
             return rows
         time.sleep(0.2)
     return rows
+
+
+class LateClose:
+    """A TCP relay in front of llama-server that passes bytes both ways at once but tells the client that
+    llama closed a connection only `delay` seconds later, as a network between them would: a request sent
+    on a kept-alive connection in that time went out on a connection llama had already closed, and meets
+    its end before any byte of an answer. (On loopback that race is won or lost within a millisecond, so
+    it is met only now and then; here every quick reuse meets it.) `url` is the relay's root."""
+
+    def __init__(self, target_port: int, delay: float) -> None:
+        self.target_port, self.delay = target_port, delay
+        self.loop = asyncio.new_event_loop()
+        self.accepted = 0  # connections the client opened
+        ready = threading.Event()
+        server: list[asyncio.Server] = []
+
+        def run() -> None:
+            asyncio.set_event_loop(self.loop)
+            server.append(self.loop.run_until_complete(asyncio.start_server(self._relay, "127.0.0.1", 0)))
+            ready.set()
+            self.loop.run_forever()
+
+        self.thread = threading.Thread(target=run, daemon=True)
+        self.thread.start()
+        if not ready.wait(10):
+            raise RuntimeError("relay did not start")
+        self.server = server[0]
+        self.url = f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+
+    async def _relay(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        self.accepted += 1
+        up_r, up_w = await asyncio.open_connection("127.0.0.1", self.target_port)
+        gone = False  # llama closed its end
+
+        async def requests() -> None:
+            while data := await client_r.read(65536):
+                if not gone:
+                    up_w.write(data)  # after llama's close, what the client sends is never answered
+
+        pump = asyncio.ensure_future(requests())
+        try:
+            while data := await up_r.read(65536):
+                client_w.write(data)
+            gone = True
+            await asyncio.sleep(self.delay)  # llama closed: the client learns it a moment later
+        except ConnectionError:
+            pass
+        finally:
+            pump.cancel()
+            up_w.close()
+            client_w.close()
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.server.close)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)

@@ -4,11 +4,13 @@ mid-answer is a detectable failure, never a clean truncation."""
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anthropic
 import httpx
@@ -93,33 +95,94 @@ def test_a_bad_parameter_is_llamas_400_with_its_message(gateway: ServeProcess, l
     assert ok.choices[0].message.content
 
 
-def test_a_llama_server_killed_mid_stream_is_a_detectable_failure(tmp_path: Path) -> None:
+def test_a_bad_parameter_on_a_translated_call_is_llamas_400_in_the_clients_dialect(
+    gateway: ServeProcess, llama: LlamaServer
+) -> None:
+    """An Anthropic and a Responses client on the Chat-only route, with a JSON schema llama cannot use: the
+    translation carries it to llama's Chat endpoint as `response_format`, llama refuses it, and each client
+    gets a 400 in its own dialect with llama's message."""
+    schema = {"type": "frobnicate"}
+    want = llama_message(
+        llama,
+        chat_body(
+            "Hi", 8, response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": schema}}
+        ),
+    )
+    assert "frobnicate" in want
+    with pytest.raises(anthropic.BadRequestError) as aerr:
+        anth(gateway.url).messages.create(
+            model="translated",
+            max_tokens=8,
+            messages=[{"role": "user", "content": "Hi"}],
+            extra_body={"output_config": {"format": {"type": "json_schema", "schema": schema}}},
+        )
+    body = aerr.value.response.json()
+    assert aerr.value.status_code == 400
+    assert body["type"] == "error" and body["error"]["type"] == "invalid_request_error", body
+    # A translated call's error is modelpool's (WalkFailed): it names the pool, then llama's words in full.
+    assert body["error"]["message"] == f"pool 'translated': {want}"
+    with pytest.raises(openai.BadRequestError) as rerr:
+        oai(gateway.url).responses.create(
+            model="translated",
+            max_output_tokens=8,
+            input="Hi",
+            text={"format": {"type": "json_schema", "name": "x", "schema": schema}},
+        )
+    assert rerr.value.status_code == 400
+    assert rerr.value.response.json()["error"]["message"] == f"pool 'translated': {want}"
+    assert rerr.value.response.json()["error"]["type"] == "invalid_request_error"
+
+
+# What a long answer sends, per dialect: the path, the body, a line that shows answer text has come, the
+# success terminator, and the line of the dialect's error event.
+CUT = {
+    "chat": ("/v1/chat/completions", {}, '"content":"', "data: [DONE]", '"error"'),
+    "messages": ("/v1/messages", {}, '"text_delta"', "message_stop", "event: error"),
+    "responses": (
+        "/v1/responses",
+        {"max_output_tokens": 1500},
+        "output_text.delta",
+        "response.completed",
+        "event: error",
+    ),
+}
+
+
+@pytest.mark.parametrize("dialect", list(CUT))
+def test_a_llama_server_killed_mid_stream_is_a_detectable_failure(tmp_path: Path, dialect: str) -> None:
+    """Native in each dialect: llama is killed once answer text has reached the client; the client gets its
+    dialect's error event and no success terminator (never a clean truncation)."""
+    path, extra, text_line, terminator, error_line = CUT[dialect]
     victim = LlamaServer(tmp_path / "victim", ctx=2048, slots=1).start()
     try:
         cfg = gateway_config(victim.provider(), retries_per_route=0)
         with serve_process(cfg, tmp_path) as gw:
-            body = {**chat_body("Write a very long story about the sea.", 1500), "stream": True}
+            body: dict[str, Any] = {
+                **chat_body("Write a very long story about the sea.", 1500),
+                "stream": True,
+            }
             body.pop("seed")
+            if dialect == "responses":
+                body = {"model": ALIAS, "input": body["messages"][0]["content"], "stream": True, **extra}
             seen: list[str] = []
             with httpx.stream(
-                "POST",
-                gw.url + "/v1/chat/completions",
-                json=body,
-                headers={"authorization": "Bearer k"},
-                timeout=60,
+                "POST", gw.url + path, json=body, headers={"authorization": "Bearer k"}, timeout=60
             ) as resp:
                 assert resp.status_code == 200
                 killer: threading.Thread | None = None
                 for line in resp.iter_lines():
                     seen.append(line)
-                    if killer is None and '"content":"' in line:
+                    if killer is None and text_line in line:
                         killer = threading.Thread(target=victim.kill)
                         killer.start()
             assert killer is not None
             killer.join()
         text = "\n".join(seen)
-        assert "data: [DONE]" not in text  # no success terminator after a cut answer
-        assert '"error"' in text  # the client is told, in its dialect's error event
+        assert terminator not in text  # no success terminator after a cut answer
+        assert error_line in text  # the client is told, in its dialect's error event
+        if dialect == "responses":  # numbered after what llama's own (completed) events were given
+            numbers = [json.loads(ln[6:])["sequence_number"] for ln in seen if ln.startswith("data: ")]
+            assert numbers == list(range(len(numbers)))
     finally:
         victim.stop()
 

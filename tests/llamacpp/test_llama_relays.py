@@ -15,6 +15,7 @@ import pytest
 from clients.tap import Tap
 from llama_server import ALIAS, LlamaServer
 from llamacpp.helpers import GREEDY, PRICES, anth, chat_body, direct_chat, gateway_config, oai, wait_usage
+from modelpool.protocols.sse import SSEParser
 from serve_process import ServeProcess, serve_process
 
 # A real model on 2 shared cores: a hundred streams take 15 s on a quiet machine, minutes on a loaded one.
@@ -74,6 +75,10 @@ def test_messages_and_responses_same_text_and_usage_as_direct(
         assert "".join(stream.text_stream) == direct["content"][0]["text"]
         final = stream.get_final_message()
     assert final.usage.output_tokens == direct["usage"]["output_tokens"]
+    # llama splits the prompt into `cache_read_input_tokens` (its prompt cache: after the direct call, all
+    # but the last token) and `input_tokens` (the rest), on its stream's message_start as in its bodies: the
+    # split follows its cache from call to call, the sum is the prompt.
+    assert final.usage.input_tokens + (final.usage.cache_read_input_tokens or 0) == direct_in
 
     rbody: dict[str, Any] = {"model": ALIAS, "max_output_tokens": 24, "input": PROMPT}
     rdirect = llama.post("/v1/responses", {**rbody, **GREEDY}).json()
@@ -84,13 +89,16 @@ def test_messages_and_responses_same_text_and_usage_as_direct(
         rdirect["usage"]["input_tokens"],
         rdirect["usage"]["output_tokens"],
     )
-    # llama's Responses events carry no `sequence_number` / `output_index` / `content_index` (its own
-    # choice, relayed natively as it came): the SDK's `responses.stream()` helper needs them, its plain
-    # event stream does not (README "Local models").
     events = list(oai(gateway.url).responses.create(**rbody, stream=True, extra_body=GREEDY))
     assert "".join(e.delta for e in events if e.type == "response.output_text.delta") == rtext
     final_r = next(e.response for e in events if e.type == "response.completed")
-    assert final_r.usage is not None and final_r.usage.output_tokens == rdirect["usage"]["output_tokens"]
+    assert final_r.usage is not None
+    # Responses' `input_tokens` is the whole prompt (its cached part is `input_tokens_details`), streamed
+    # or not.
+    assert (final_r.usage.input_tokens, final_r.usage.output_tokens) == (
+        rdirect["usage"]["input_tokens"],
+        rdirect["usage"]["output_tokens"],
+    )
 
 
 def test_the_usage_book_counts_llamas_own_tokens(llama: LlamaServer, tmp_path: Path) -> None:
@@ -167,6 +175,37 @@ def test_messages_count_tokens_and_responses_are_relayed_natively(
     assert _last(tap, "/v1/responses").body == rbody
 
 
+def test_the_sdks_responses_stream_helper_completes_on_a_native_llama_route(
+    tapped: tuple[Tap, str], llama: LlamaServer
+) -> None:
+    """llama's Responses events carry no `sequence_number`, `output_index` or `content_index`; the SDK's
+    `responses.stream()` helper indexes its snapshot with them. modelpool completes them on the native
+    relay: the helper and the plain event stream both finish with llama's text, while what llama sent
+    modelpool (the tap's record) was its own native stream, positions absent."""
+    tap, url = tapped
+    rbody: dict[str, Any] = {"model": ALIAS, "input": PROMPT, "max_output_tokens": 24}
+    direct = llama.post("/v1/responses", {**rbody, **GREEDY}).json()
+    want = direct["output"][0]["content"][0]["text"]
+
+    with oai(url).responses.stream(**rbody, extra_body=GREEDY) as stream:
+        deltas = "".join(e.delta for e in stream if e.type == "response.output_text.delta")
+        final = stream.get_final_response()
+    assert deltas == want and final.output_text == want
+    assert final.usage is not None and final.usage.output_tokens == direct["usage"]["output_tokens"]
+    sent = _last(tap, "/v1/responses")
+    assert sent.body == {**rbody, **GREEDY, "stream": True}  # the client's body, relayed natively
+    upstream = [json.loads(ev.data) for ev in SSEParser().feed(sent.reply)]
+    assert upstream[-1]["type"] == "response.completed"
+    assert not [e for e in upstream if {"sequence_number", "output_index", "content_index"} & set(e)]
+
+    events = list(oai(url).responses.create(**rbody, stream=True, extra_body=GREEDY))
+    assert "".join(e.delta for e in events if e.type == "response.output_text.delta") == want
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    assert {e.output_index for e in events if e.type == "response.output_text.delta"} == {0}
+    assert {e.content_index for e in events if e.type == "response.output_text.delta"} == {0}
+    assert _last(tap, "/v1/responses").body == {**rbody, **GREEDY, "stream": True}
+
+
 def test_a_chat_stream_goes_upstream_byte_for_byte(tapped: tuple[Tap, str]) -> None:
     tap, url = tapped
     raw = (
@@ -214,18 +253,27 @@ def test_translated_where_the_pool_forces_it(
                     extra_body=GREEDY,
                 )
                 got, out = m.content[0].text, m.usage.output_tokens  # type: ignore[union-attr]
+                tokens_in = m.usage.input_tokens + (m.usage.cache_read_input_tokens or 0)
             elif client == "responses":
                 r = oai(gw.url).responses.create(
                     model=ALIAS, max_output_tokens=16, input=PROMPT, extra_body=GREEDY
                 )
                 assert r.usage is not None
-                got, out = r.output_text, r.usage.output_tokens
+                got, out, tokens_in = r.output_text, r.usage.output_tokens, r.usage.input_tokens
             else:
                 c = oai(gw.url).chat.completions.create(**chat_body(PROMPT, 16))
                 assert c.usage is not None
                 got, out = c.choices[0].message.content or "", c.usage.completion_tokens
-        assert [s.path for s in tap.sent if s.path.startswith("/v1/")][-1] == upstream_path
-    if upstream_path == "/v1/chat/completions":
-        assert got == text and out == usage["out"]  # the same prompt on llama's own chat template
-    else:
-        assert got and out > 0
+                tokens_in = c.usage.prompt_tokens
+        sent = [s for s in tap.sent if s.path.startswith("/v1/")][-1]
+        assert sent.path == upstream_path
+    if upstream_path == "/v1/messages":
+        # The translation, sent straight to llama's Messages endpoint: the same text and usage (its input
+        # split into prompt-cache reads and the rest, summed as modelpool's `prompt_tokens` is).
+        text = (direct := llama.post(upstream_path, sent.body).json())["content"][0]["text"]
+        usage = {
+            "in": direct["usage"]["input_tokens"] + (direct["usage"].get("cache_read_input_tokens") or 0),
+            "out": direct["usage"]["output_tokens"],
+        }
+    # The direct call's text and tokens (on llama's chat template for a translation onto its Chat endpoint).
+    assert (got, tokens_in, out) == (text, usage["in"], usage["out"])

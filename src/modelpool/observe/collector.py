@@ -31,6 +31,7 @@ class GatewayCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         yield from self._routes()
+        yield from self._connections()
         yield from self._aggregators()
         yield self._calendar()
         info = GaugeMetricFamily("modelpool_build_info", "modelpool's version.", labels=["version"])
@@ -60,6 +61,21 @@ class GatewayCollector(Collector):
             rest.add_metric([key], round(gw.health.rest_remaining(key, now), 3))
         yield state
         yield rest
+
+    def _connections(self) -> Iterator[Metric]:
+        opened, resent = self.gw.client.connection_counts()
+        conns = CounterMetricFamily(
+            "modelpool_upstream_connections", "Connections to upstreams this worker opened for attempts."
+        )
+        conns.add_metric([], float(opened))
+        yield conns
+        again = CounterMetricFamily(
+            "modelpool_upstream_resent",
+            "Requests this worker sent again at once on a fresh connection because the kept-alive one they "
+            "went out on had been closed by the upstream (no byte of an answer): not retries, not failures.",
+        )
+        again.add_metric([], float(resent))
+        yield again
 
     def _aggregators(self) -> Iterator[Metric]:
         status = self.gw.aggregators.status()

@@ -13,6 +13,13 @@ so does the run of such events before the terminal one in a read that holds it (
 When an earlier attempt already sent the preamble and reasoning items, this attempt continues that stream:
 its preamble is dropped, `sequence_number` and `output_index` go on from the client's last, an item the
 earlier attempt left open is closed first, and the final response keeps the client's response id.
+
+An upstream whose events lack `sequence_number`, `output_index` or `content_index` (llama.cpp's server
+sends none of them) is completed: the first parsed event that lacks one (its `response.created`) turns
+the attempt into a rewriting one — each event parsed, the missing positions filled
+(`protocols.responses_indices`), numbered from the client's next `sequence_number` and re-encoded — so the
+SDK's `responses.stream()` helper works on it. A conformant upstream never meets that path: its events
+are checked only while they are parsed anyway (before the commit point), and go out as they came.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import orjson
 
 from modelpool.aggregators import find_routing
 from modelpool.health.classify import FailureKind
+from modelpool.protocols.responses_indices import EventIndices, incomplete
 from modelpool.protocols.sse import SSEEvent
 from modelpool.relays.native import NativeStream, plain_run
 from modelpool.relays.reads import in_stream_failure_kind
@@ -64,8 +72,10 @@ _REASONING_DELTAS = frozenset(
 class _Attempt:
     __slots__ = (
         "_seq",
+        "continuing",
         "forwarded",
         "index_offset",
+        "indices",
         "items",
         "max_index",
         "open",
@@ -74,8 +84,10 @@ class _Attempt:
         "seq_offset",
     )
 
-    def __init__(self, rewrite: bool, seq_offset: int, index_offset: int) -> None:
-        self.rewrite = rewrite  # continuing an earlier attempt's stream
+    def __init__(self, continuing: bool, seq_offset: int, index_offset: int) -> None:
+        self.continuing = continuing  # continuing an earlier attempt's stream
+        self.rewrite = continuing  # every event parsed and re-encoded (continuing, or completing)
+        self.indices: EventIndices | None = None  # the upstream leaves positions out: completing them
         self.seq_offset = seq_offset
         self.index_offset = index_offset
         self._seq = -1
@@ -146,18 +158,22 @@ class ResponsesStream(NativeStream):
         kind = obj.get("type") or ev.event or ""
         if kind == "error" or kind == "response.failed":
             raise _failure(obj)
+        if a.indices is None and incomplete(kind, obj):
+            a.indices = EventIndices(a.open, a.max_index + 1)
+            a.rewrite = True
         if kind in _PREAMBLE:
-            if not a.rewrite:
+            if not a.continuing:
                 response = obj.get("response")
                 if kind == "response.created" and isinstance(response, dict):
                     self.cs.response_id = response.get("id")
-                self._track(obj, a)
-                held.append(ev.raw)
+                held.append(self._frame(kind, obj, a) if a.rewrite else self._track(obj, a, ev.raw))
             return False
         if kind in _TERMINAL:
             await self._finish(kind, obj, a, held, out)
             return True
         meaningful, content = meaning(kind, obj)
+        if a.indices is not None:
+            a.indices.fill(kind, obj)
         self._items(kind, obj, a)
         raw = self._rewrite(kind, obj, a, out) if a.rewrite else self._track(obj, a, ev.raw)
         if meaningful:
@@ -193,7 +209,8 @@ class ResponsesStream(NativeStream):
             a.items.append(item)
 
     def _rewrite(self, kind: str, obj: dict[str, Any], a: _Attempt, out: list[bytes]) -> bytes:
-        """Continue the client's stream: close the item an earlier attempt left open, then renumber."""
+        """Continue the client's stream (close the item an earlier attempt left open, output indices after
+        its items) and number the event: a continuing or a completed attempt."""
         cs = self.cs
         if cs.open_item is not None:
             out.append(
@@ -229,7 +246,7 @@ class ResponsesStream(NativeStream):
         )  # cost (SPEC §14), before the metadata that carries it
         if self.aggregator:
             self.routing = find_routing(response) or self.routing
-        if a.rewrite:
+        if a.continuing:
             response["id"] = self.cs.response_id or response.get("id")
             response["output"] = [*self.cs.items, *(response.get("output") or [])]
         response["modelpool"] = self.state.metadata()

@@ -8,7 +8,8 @@ text deltas when `reasoning.summary` was asked for; `encrypted_content` when `in
 part added, `output_text.delta`…, `output_text.done`, content part done) or one tool call: `function_call`
 (`function_call_arguments.delta`/`.done`), `custom_tool_call` (`custom_tool_call_input.delta`/`.done`) or
 `local_shell_call`; finally `response.completed` (or `response.incomplete` at `max_output_tokens`) with
-the whole response and its usage. No `[DONE]`.
+the whole response and its usage. No `[DONE]`. A provider with `responses_positions=False` leaves out
+every event's `sequence_number`, `output_index` and `content_index`, as llama.cpp's server does.
 
 On the aggregator the routing record goes on the response object as `providerMetadata`: non-stream that is
 what Vercel is reported to do; on the stream's `response.completed` it is this sim's choice — whether
@@ -59,15 +60,22 @@ def usage(plan: Plan) -> dict[str, Any]:
 
 
 class _Events:
-    """Encodes events in order, numbering them."""
+    """Encodes events in order, numbering them (or, `positions=False`, with no number or position)."""
 
-    def __init__(self) -> None:
+    def __init__(self, positions: bool = True) -> None:
         self.seq = 0
+        self.positions = positions
 
     def __call__(self, kind: str, **fields: Any) -> bytes:
-        payload = {"type": kind, **fields, "sequence_number": self.seq}
+        if self.positions:
+            payload = {"type": kind, **fields, "sequence_number": self.seq}
+        else:
+            payload = {"type": kind, **{k: v for k, v in fields.items() if k not in _POSITIONS}}
         self.seq += 1
         return b"event: " + kind.encode() + b"\ndata: " + orjson.dumps(payload) + b"\n\n"
+
+
+_POSITIONS = ("output_index", "content_index")
 
 
 def response_object(
@@ -216,8 +224,10 @@ def body(plan: Plan, req: CallRequest, resp_id: str, meta: dict[str, Any] | None
     return orjson.dumps(response_object(resp_id, plan, req, status, _Items(plan, req).output(), meta))
 
 
-def stream_script(plan: Plan, req: CallRequest, resp_id: str, meta: dict[str, Any] | None = None) -> Script:
-    ev = _Events()
+def stream_script(
+    plan: Plan, req: CallRequest, resp_id: str, meta: dict[str, Any] | None = None, positions: bool = True
+) -> Script:
+    ev = _Events(positions)
     items = _Items(plan, req)
     pending = response_object(resp_id, plan, req, "in_progress", [], None)
     head = ev("response.created", response=pending) + ev("response.in_progress", response=pending)
@@ -245,8 +255,8 @@ def stream_script(plan: Plan, req: CallRequest, resp_id: str, meta: dict[str, An
         tail=b"",
         terminator=terminator,
         malformed=_MALFORMED,
-        render_error=lambda err: _failed(resp_id, plan, req, err, marks(len(content))),
-        error_at=lambda err, sent: _failed(resp_id, plan, req, err, marks(sent)),
+        render_error=lambda err: _failed(resp_id, plan, req, err, marks(len(content)) if positions else None),
+        error_at=lambda err, sent: _failed(resp_id, plan, req, err, marks(sent) if positions else None),
     )
 
 
@@ -264,10 +274,12 @@ def _marks(head: bytes, reasoning: list[bytes], content: list[bytes]) -> Callabl
     return lambda sent: ends[min(max(0, sent), len(content))]
 
 
-def _failed(resp_id: str, plan: Plan, req: CallRequest, err: SimError, seq: int) -> bytes:
+def _failed(resp_id: str, plan: Plan, req: CallRequest, err: SimError, seq: int | None) -> bytes:
     obj = response_object(resp_id, plan, req, "failed", [], None)
     obj["error"] = {"code": err.code or err.etype, "message": err.message}
-    payload = {"type": "response.failed", "response": obj, "sequence_number": seq}
+    payload: dict[str, Any] = {"type": "response.failed", "response": obj}
+    if seq is not None:
+        payload["sequence_number"] = seq
     return b"event: response.failed\ndata: " + orjson.dumps(payload) + b"\n\n"
 
 

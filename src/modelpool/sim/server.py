@@ -336,7 +336,7 @@ class ProviderServer:
         elif dialect == "anthropic":
             script = anthropic_provider.stream_script(plan, meta)
         elif dialect == "responses":
-            script = responses_provider.stream_script(plan, req, resp_id, meta)
+            script = responses_provider.stream_script(plan, req, resp_id, meta, self.spec.responses_positions)
         else:
             script = openai_provider.stream_script(plan, req, meta)
         progress = [0]

@@ -275,6 +275,9 @@ class SimProvider:
     # And a third: while it loads its weights, every request (its model list too) gets `503 Loading model`
     # for this many seconds after the server starts.
     loading: float = 0.0
+    # And a fourth: False makes its Responses stream events carry no `sequence_number`, `output_index` or
+    # `content_index` (item events name their item by id only), as llama-server's do.
+    responses_positions: bool = True
     # Messages calls cache what their `cache_control` breakpoints mark, as Anthropic does
     # (sim/prompt_cache.py): usage then reports real cache reads and writes, not the model's fixed figures.
     prompt_cache: bool = False

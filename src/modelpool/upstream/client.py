@@ -98,6 +98,12 @@ class UpstreamClient:
             self._pool, self._pool_loop = ConnectionPool(), loop
         return self._pool
 
+    def connection_counts(self) -> tuple[int, int]:
+        """(connections the attempts' pool opened, requests it sent again on a fresh connection because the
+        kept-alive one had been closed by the upstream), since start; read at scrape time."""
+        pool = self._pool
+        return (pool.opened, pool.stale) if pool is not None else (0, 0)
+
     async def close(self) -> None:
         if self._session is not None and not self._session.closed:
             await self._session.close()
