@@ -176,7 +176,7 @@ GEMINI_SETTINGS = {
 }
 
 
-def run_gemini(gemini: Path, gateway_url: str) -> Run:
+def run_gemini(gemini: Path, gateway_url: str, prompt: str = PROMPT) -> Run:
     """`gemini -p PROMPT -m agent-m --approval-mode yolo --skip-trust` in a fresh temp dir, offline: API-key
     auth and no usage statistics in `$GEMINI_CLI_HOME/.gemini/settings.json`, its own TMPDIR (it writes
     error reports there), the gateway as `GOOGLE_GEMINI_BASE_URL` and the client key as `GEMINI_API_KEY`."""
@@ -192,7 +192,7 @@ def run_gemini(gemini: Path, gateway_url: str) -> Run:
         "GEMINI_API_KEY": CLIENT_KEY,
         "GOOGLE_GEMINI_BASE_URL": gateway_url,
     }
-    argv = [str(gemini), "-p", PROMPT, "-m", MODEL, "--approval-mode", "yolo", "--skip-trust", "-o", "text"]
+    argv = [str(gemini), "-p", prompt, "-m", MODEL, "--approval-mode", "yolo", "--skip-trust", "-o", "text"]
     return _run(argv, env, work)
 
 

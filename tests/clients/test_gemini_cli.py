@@ -17,7 +17,7 @@ from agents import CLIENT_KEY, MODEL, TASK, Run, fleet_spec, gateway_config, run
 from tap import Tap
 
 from gateway_server import GatewayServer
-from modelpool.sim import CallRecord, FleetThread
+from modelpool.sim import AgentTask, CallRecord, FleetSpec, FleetThread, SimModel, SimProvider
 
 pytestmark = pytest.mark.timeout(200)
 
@@ -97,3 +97,19 @@ def test_gemini_cli_on_a_translated_route(
         ids = [b["id"] for b in blocks if b["type"] == "tool_use"]
         results = [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
     assert ids and results[-1] == ids[-1], (ids, results)
+
+
+def test_gemini_cli_takes_a_reasoning_only_answer_at_once(gemini: Path) -> None:
+    """A chat route whose model answers with its reasoning and no text: Gemini CLI would take an empty
+    answer for a broken stream and ask again (four times, with a nudge). modelpool's note is the answer's
+    text, so the CLI asks once, prints it and exits 0."""
+    thinker = SimModel(MODEL, agent=AgentTask(path=None), reasoning_tokens=3, output_tokens=0)
+    spec = FleetSpec([SimProvider("chat", kind="openai", models=[thinker], ttft=0.005, tps=2000.0)])
+    with FleetThread(spec) as fleet:
+        with GatewayServer(gateway_config(fleet, "chat")) as gw, Tap(gw.url) as tap:
+            run = run_gemini(gemini, tap.url, prompt="Say hi")
+        upstream = [c for c in fleet.calls("chat") if (c.body or {}).get("stream")]
+    assert run.returncode == 0, run.explain()
+    assert "[modelpool: the model returned its reasoning but no answer text]" in run.stdout, run.explain()
+    streams = [s for s in tap.sent if ":streamGenerateContent" in s.path]
+    assert len(streams) == 1 and len(upstream) == 1, ([s.path for s in tap.sent], run.explain())

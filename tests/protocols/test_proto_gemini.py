@@ -183,6 +183,31 @@ def test_stream_from_chat_ends_as_gemini_cli_requires() -> None:
     assert t.committed
 
 
+@pytest.mark.parametrize(
+    ("deltas", "finish", "reason", "note"),
+    [
+        ([{"reasoning_content": "hmm"}], "length", "MAX_TOKENS", "reached its output token limit"),
+        ([{"content": " \n"}], "stop", "STOP", "returned an empty answer"),
+        ([{"reasoning_content": "hmm"}, {"content": "  "}], "stop", "STOP", "its reasoning but no answer"),
+        ([], "content_filter", "SAFETY", "stopped by the upstream's content filter"),
+    ],
+)
+def test_no_answer_text_is_said_in_modelpools_name(
+    deltas: list[dict[str, Any]], finish: str, reason: str, note: str
+) -> None:
+    """Gemini CLI trims the answer text: blank text is no answer either. Streamed and not, the same note."""
+    t = StreamTranslator("gemini", "openai", model="pool")
+    events = decode(t.feed_all(chunks(*deltas, finish=finish)) + t.finish())
+    last = events[-1]["candidates"][0]
+    assert last["finishReason"] == reason and note in last["content"]["parts"][0]["text"]
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(d.get("content", "") for d in deltas)}
+    if any("reasoning_content" in d for d in deltas):
+        message["reasoning_content"] = "hmm"
+    reply = {"choices": [{"message": message, "finish_reason": finish}], "model": "m"}
+    parts = translate_body(reply, "openai", "gemini", model="pool")["candidates"][0]["content"]["parts"]
+    assert note in parts[-1]["text"] and not parts[-1].get("thought")
+
+
 def test_stream_tool_calls_go_out_whole_with_their_ids() -> None:
     t = StreamTranslator("gemini", "openai", model="pool")
     calls = [
