@@ -13,6 +13,7 @@ from modelpool.protocols.errors import ClientError
 from modelpool.protocols.gemini import wire
 from modelpool.protocols.loss import dropped_names, translation_losses
 from modelpool.protocols.sse import SSEEvent, SSEParser
+from modelpool.protocols.tokens import estimate_tokens
 from modelpool.protocols.translate_any import translate_request_for
 from modelpool.protocols.translate_body import translate_body
 from modelpool.protocols.translate_stream import StreamTranslator
@@ -130,6 +131,15 @@ def test_effort_written_back_reads_the_same(tier: str) -> None:
         assert out["generationConfig"]["temperature"] == 1
         got = read_effort("gemini", out)
         assert got == tier or ("thinkingLevel" in thinking and tier == "max" and got == "high")
+
+
+def test_size_estimate_counts_no_framing_for_a_missing_system_prompt() -> None:
+    """4 tokens of framing per content, and none for a systemInstruction that is not there."""
+    one = {"contents": [user({"text": "abcd" * 10})]}
+    assert estimate_tokens(one, "gemini") == 10 + 4
+    system = {**one, "systemInstruction": {"parts": [{"text": "abcd" * 5}]}}
+    assert estimate_tokens(system, "gemini") == 15 + 8
+    assert estimate_tokens({**one, "system_instruction": system["systemInstruction"]}, "gemini") == 15 + 8
 
 
 def test_usage_both_ways() -> None:
