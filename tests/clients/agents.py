@@ -176,10 +176,11 @@ GEMINI_SETTINGS = {
 }
 
 
-def run_gemini(gemini: Path, gateway_url: str) -> Run:
+def run_gemini(gemini: Path, gateway_url: str, prompt: str = PROMPT, **extra_env: str) -> Run:
     """`gemini -p PROMPT -m agent-m --approval-mode yolo --skip-trust` in a fresh temp dir, offline: API-key
     auth and no usage statistics in `$GEMINI_CLI_HOME/.gemini/settings.json`, its own TMPDIR (it writes
-    error reports there), the gateway as `GOOGLE_GEMINI_BASE_URL` and the client key as `GEMINI_API_KEY`."""
+    error reports there), the gateway as `GOOGLE_GEMINI_BASE_URL` and the client key as `GEMINI_API_KEY`
+    (`extra_env`: more variables, e.g. `GEMINI_CLI_CUSTOM_HEADERS`)."""
     root = Path(tempfile.mkdtemp(prefix="mp-gemini-"))
     work, home, tmp = root / "work", root / "home", root / "tmp"
     for d in (work, home / ".gemini", tmp):
@@ -191,8 +192,9 @@ def run_gemini(gemini: Path, gateway_url: str) -> Run:
         "TMPDIR": str(tmp),
         "GEMINI_API_KEY": CLIENT_KEY,
         "GOOGLE_GEMINI_BASE_URL": gateway_url,
+        **extra_env,
     }
-    argv = [str(gemini), "-p", PROMPT, "-m", MODEL, "--approval-mode", "yolo", "--skip-trust", "-o", "text"]
+    argv = [str(gemini), "-p", prompt, "-m", MODEL, "--approval-mode", "yolo", "--skip-trust", "-o", "text"]
     return _run(argv, env, work)
 
 

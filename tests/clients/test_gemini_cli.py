@@ -9,15 +9,18 @@ Anthropic-only route the request is translated, the `write_file` call comes back
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
-from agents import CLIENT_KEY, MODEL, TASK, Run, fleet_spec, gateway_config, run_gemini
+from agents import CLIENT_KEY, MODEL, PROMPT, TASK, Run, fleet_spec, gateway_config, run_gemini
 from tap import Tap
 
 from gateway_server import GatewayServer
-from modelpool.sim import CallRecord, FleetThread
+from modelpool.sim import AgentTask, CallRecord, FleetSpec, FleetThread, SimModel, SimProvider
 
 pytestmark = pytest.mark.timeout(200)
 
@@ -97,3 +100,49 @@ def test_gemini_cli_on_a_translated_route(
         ids = [b["id"] for b in blocks if b["type"] == "tool_use"]
         results = [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
     assert ids and results[-1] == ids[-1], (ids, results)
+
+
+def test_gemini_cli_takes_a_reasoning_only_answer_at_once(gemini: Path) -> None:
+    """A chat route whose model answers with its reasoning and no text: Gemini CLI would take an empty
+    answer for a broken stream and ask again (four times, with a nudge). modelpool's note is the answer's
+    text, so the CLI asks once, prints it and exits 0."""
+    thinker = SimModel(MODEL, agent=AgentTask(path=None), reasoning_tokens=3, output_tokens=0)
+    spec = FleetSpec([SimProvider("chat", kind="openai", models=[thinker], ttft=0.005, tps=2000.0)])
+    with FleetThread(spec) as fleet:
+        with GatewayServer(gateway_config(fleet, "chat")) as gw, Tap(gw.url) as tap:
+            run = run_gemini(gemini, tap.url, prompt="Say hi")
+        upstream = [c for c in fleet.calls("chat") if (c.body or {}).get("stream")]
+    assert run.returncode == 0, run.explain()
+    assert "[modelpool: the model returned its reasoning but no answer text]" in run.stdout, run.explain()
+    streams = [s for s in tap.sent if ":streamGenerateContent" in s.path]
+    assert len(streams) == 1 and len(upstream) == 1, ([s.path for s in tap.sent], run.explain())
+
+
+def sessions(gw: GatewayServer) -> dict[str, dict[str, Any]]:
+    """Session id → its `GET /admin/sessions/{id}` page, once the history book has written every call
+    (a background task stores them every 0.5 s)."""
+    time.sleep(1.2)
+    listed = httpx.get(f"{gw.url}/admin/sessions", headers=gw.admin_headers()).json()["sessions"]
+    pages = [httpx.get(f"{gw.url}/admin/sessions/{s['session']}", headers=gw.admin_headers()) for s in listed]
+    return {s["session"]: p.json() for s, p in zip(listed, pages, strict=True)}
+
+
+def test_gemini_cli_runs_are_sessions_of_their_own(ft: FleetThread, gemini: Path) -> None:
+    """Gemini CLI sends no session id: each run is the fingerprint of its pool, system prompt and first
+    user content (its `<session_context>` block and the prompt), which it resends unchanged on every turn,
+    so both turns of a run share one `fp-` id and another run is another session. A user who wants a name
+    sets `GEMINI_CLI_CUSTOM_HEADERS="x-session-id: …"`."""
+    with GatewayServer(gateway_config(ft, "gem")) as gw:
+        runs = [run_gemini(gemini, gw.url), run_gemini(gemini, gw.url, prompt=PROMPT.replace("hello", "hi"))]
+        named = run_gemini(gemini, gw.url, GEMINI_CLI_CUSTOM_HEADERS="x-session-id: my-gemini-run")
+        found = sessions(gw)
+    for run in [*runs, named]:
+        assert run.returncode == 0, run.explain()
+    turns = {
+        sid: [c for c in page["calls"] if c["dialect"] == "gemini" and c["stream"]]
+        for sid, page in found.items()
+    }
+    fingerprinted = {sid: calls for sid, calls in turns.items() if sid.startswith("fp-") and calls}
+    assert len(fingerprinted) == 2, {sid: len(c) for sid, c in turns.items()}
+    assert all(len(calls) == 2 for calls in fingerprinted.values()), fingerprinted  # the task's two turns
+    assert len(turns["my-gemini-run"]) == 2

@@ -13,6 +13,7 @@ from modelpool.protocols.errors import ClientError
 from modelpool.protocols.gemini import wire
 from modelpool.protocols.loss import dropped_names, translation_losses
 from modelpool.protocols.sse import SSEEvent, SSEParser
+from modelpool.protocols.tokens import estimate_tokens
 from modelpool.protocols.translate_any import translate_request_for
 from modelpool.protocols.translate_body import translate_body
 from modelpool.protocols.translate_stream import StreamTranslator
@@ -132,6 +133,15 @@ def test_effort_written_back_reads_the_same(tier: str) -> None:
         assert got == tier or ("thinkingLevel" in thinking and tier == "max" and got == "high")
 
 
+def test_size_estimate_counts_no_framing_for_a_missing_system_prompt() -> None:
+    """4 tokens of framing per content, and none for a systemInstruction that is not there."""
+    one = {"contents": [user({"text": "abcd" * 10})]}
+    assert estimate_tokens(one, "gemini") == 10 + 4
+    system = {**one, "systemInstruction": {"parts": [{"text": "abcd" * 5}]}}
+    assert estimate_tokens(system, "gemini") == 15 + 8
+    assert estimate_tokens({**one, "system_instruction": system["systemInstruction"]}, "gemini") == 15 + 8
+
+
 def test_usage_both_ways() -> None:
     meta = {
         "promptTokenCount": 100,
@@ -181,6 +191,31 @@ def test_stream_from_chat_ends_as_gemini_cli_requires() -> None:
     assert last["candidates"][0]["finishReason"] == "STOP" and last["modelpool"] == {"route": "chat/m"}
     assert last["usageMetadata"] == {"promptTokenCount": 5, "candidatesTokenCount": 7, "totalTokenCount": 12}
     assert t.committed
+
+
+@pytest.mark.parametrize(
+    ("deltas", "finish", "reason", "note"),
+    [
+        ([{"reasoning_content": "hmm"}], "length", "MAX_TOKENS", "reached its output token limit"),
+        ([{"content": " \n"}], "stop", "STOP", "returned an empty answer"),
+        ([{"reasoning_content": "hmm"}, {"content": "  "}], "stop", "STOP", "its reasoning but no answer"),
+        ([], "content_filter", "SAFETY", "stopped by the upstream's content filter"),
+    ],
+)
+def test_no_answer_text_is_said_in_modelpools_name(
+    deltas: list[dict[str, Any]], finish: str, reason: str, note: str
+) -> None:
+    """Gemini CLI trims the answer text: blank text is no answer either. Streamed and not, the same note."""
+    t = StreamTranslator("gemini", "openai", model="pool")
+    events = decode(t.feed_all(chunks(*deltas, finish=finish)) + t.finish())
+    last = events[-1]["candidates"][0]
+    assert last["finishReason"] == reason and note in last["content"]["parts"][0]["text"]
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(d.get("content", "") for d in deltas)}
+    if any("reasoning_content" in d for d in deltas):
+        message["reasoning_content"] = "hmm"
+    reply = {"choices": [{"message": message, "finish_reason": finish}], "model": "m"}
+    parts = translate_body(reply, "openai", "gemini", model="pool")["candidates"][0]["content"]["parts"]
+    assert note in parts[-1]["text"] and not parts[-1].get("thought")
 
 
 def test_stream_tool_calls_go_out_whole_with_their_ids() -> None:

@@ -11,16 +11,29 @@ from modelpool.pricing.prices import Price
 
 DEFAULT_OUTPUT_ESTIMATE = 1024  # output tokens assumed when the call names no max_tokens
 MAX_FIELDS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+# Gemini says it inside `generationConfig` (camelCase from Gemini CLI and raw clients, snake_case from the
+# Python SDK).
+GEMINI_CONFIG = ("generationConfig", "generation_config")
+GEMINI_MAX = ("maxOutputTokens", "max_output_tokens")
 
 Why = tuple[str, float]
 
 
 def output_estimate(body: Mapping[str, Any]) -> int:
-    for name in MAX_FIELDS:
-        value = body.get(name)
+    """The call's output cap (every dialect's field), else DEFAULT_OUTPUT_ESTIMATE."""
+    found = _first_positive(body, MAX_FIELDS)
+    if found is None:
+        config = next((c for name in GEMINI_CONFIG if isinstance(c := body.get(name), Mapping)), None)
+        found = _first_positive(config, GEMINI_MAX) if config is not None else None
+    return found if found is not None else DEFAULT_OUTPUT_ESTIMATE
+
+
+def _first_positive(obj: Mapping[str, Any], names: tuple[str, ...]) -> int | None:
+    for name in names:
+        value = obj.get(name)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
-    return DEFAULT_OUTPUT_ESTIMATE
+    return None
 
 
 def expected(price: Price, tokens_in: int, tokens_out: int, cached: bool) -> float:

@@ -24,7 +24,12 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from modelpool.protocols.effort import read_effort
-from modelpool.protocols.gemini.losses import chat_to_gemini_losses, gemini_losses, through_chat_losses
+from modelpool.protocols.gemini.losses import (
+    chat_to_gemini_losses,
+    gemini_losses,
+    gemini_reply_drops,
+    through_chat_losses,
+)
 from modelpool.protocols.loss_messages import anthropic_losses, chat_losses
 from modelpool.protocols.loss_responses import responses_losses
 from modelpool.protocols.loss_walk import Loss, Walk
@@ -186,9 +191,12 @@ _ANTH_REPLY_BLOCKS = ("text", "thinking", "redacted_thinking", "tool_use")
 
 def reply_drops(obj: Any, upstream: str, client: str) -> list[str]:
     """What a non-stream upstream reply carries that the client's dialect (after translation) cannot
-    express: server-tool blocks and citations from Anthropic, annotations and audio from chat."""
+    express: server-tool blocks and citations from Anthropic, annotations and audio from chat, a thought
+    signature and code execution from Gemini."""
     if upstream == client or not isinstance(obj, dict):
         return []
+    if upstream == "gemini":
+        return gemini_reply_drops(obj)
     out: list[str] = []
     if upstream == "anthropic":
         for b in obj.get("content") or []:

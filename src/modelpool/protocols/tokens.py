@@ -118,7 +118,8 @@ def _gemini_tokens(body: dict[str, Any]) -> int:
     chars = images = overhead = 0
     system = body.get("systemInstruction", body.get("system_instruction"))
     contents = body.get("contents")
-    for content in [system, *(contents if isinstance(contents, list) else [])]:
+    contents = contents if isinstance(contents, list) else []
+    for content in [system, *contents] if system else contents:  # no system prompt: no framing for one
         if isinstance(content, str):
             chars += len(content)
             continue

@@ -62,7 +62,13 @@ def _user_session(user_id: str) -> str | None:
 
 
 def _fingerprint(pool_id: str, body: dict[str, Any]) -> str:
-    system = body.get("system") or body.get("instructions") or body.get("systemInstruction") or ""
+    system = (
+        body.get("system")
+        or body.get("instructions")
+        or body.get("systemInstruction")
+        or body.get("system_instruction")  # Gemini from the google-genai Python SDK: snake_case keys
+        or ""
+    )
     first_user: Any = ""
     messages = body.get("messages") or body.get("input") or body.get("contents") or []
     if isinstance(messages, list):

@@ -149,6 +149,8 @@ def _thinking_frames(plan: Plan) -> list[bytes]:
 
 
 def _text_frames(plan: Plan, index: int) -> list[bytes]:
+    if not plan.content:  # an empty answer (a model scripted with `output_tokens=0`): no text block
+        return []
     frames = [_delta(index, {"type": "text_delta", "text": tok}) for tok in plan.content]
     if plan.web_search is not None:  # the cited text: the citation arrives before its text
         frames[0] = _delta(index, {"type": "citations_delta", "citation": _citation(plan)}) + frames[0]
@@ -176,14 +178,17 @@ def _search_frames(plan: Plan, index: int) -> list[bytes]:
 
 
 def _tool_frames(plan: Plan, index: int) -> list[bytes]:
-    pieces = ["", *plan.tool_fragments]  # real streams open with an empty partial_json
-    frames = [_delta(index, {"type": "input_json_delta", "partial_json": p}) for p in pieces]
-    start: dict[str, Any] = {"type": "tool_use", "id": tool_use_id(plan), "name": plan.tool_name, "input": {}}
-    return _block(index, frames, start)
+    out: list[bytes] = []
+    for i, call_id in enumerate(plan.call_ids):  # parallel calls: one tool_use block each
+        pieces = ["", *plan.tool_fragments]  # real streams open with an empty partial_json
+        frames = [_delta(index + i, {"type": "input_json_delta", "partial_json": p}) for p in pieces]
+        start: dict[str, Any] = {"type": "tool_use", "id": tool_use_id(call_id), "name": plan.tool_name}
+        out += _block(index + i, frames, {**start, "input": {}})
+    return out
 
 
-def tool_use_id(plan: Plan) -> str:
-    return "toolu_" + (plan.tool_id or "").removeprefix("call_")
+def tool_use_id(call_id: str) -> str:
+    return "toolu_" + call_id.removeprefix("call_")
 
 
 def error_frame(err: SimError) -> bytes:
@@ -208,10 +213,13 @@ def message_body(plan: Plan, meta: dict[str, Any] | None = None) -> bytes:
         content.append(_search_result(plan))
     if plan.tool_name is not None:
         args = orjson.loads("".join(plan.tool_fragments))
-        content.append({"type": "tool_use", "id": tool_use_id(plan), "name": plan.tool_name, "input": args})
+        for call_id in plan.call_ids:
+            content.append(
+                {"type": "tool_use", "id": tool_use_id(call_id), "name": plan.tool_name, "input": args}
+            )
     elif plan.web_search is not None:
         content.append({"type": "text", "text": "".join(plan.content), "citations": [_citation(plan)]})
-    else:
+    elif plan.content:  # an empty answer has no text block, as in the stream
         content.append({"type": "text", "text": "".join(plan.content)})
     body: dict[str, Any] = {
         "id": _message_id(meta),

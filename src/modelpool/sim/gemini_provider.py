@@ -126,9 +126,10 @@ def usage(plan: Plan) -> dict[str, Any]:
     return out
 
 
-def _call_part(plan: Plan) -> dict[str, Any]:
+def _call_parts(plan: Plan) -> list[dict[str, Any]]:
+    """One part per call (parallel calls of one function each have their own id)."""
     args = orjson.loads("".join(plan.tool_fragments) or "{}")
-    return {"functionCall": {"id": plan.tool_id, "name": plan.tool_name, "args": args}}
+    return [{"functionCall": {"id": i, "name": plan.tool_name, "args": args}} for i in plan.call_ids]
 
 
 def _event(parts: list[dict[str, Any]], plan: Plan, resp_id: str, final: bool) -> bytes:
@@ -156,8 +157,8 @@ def stream_script(plan: Plan) -> Script:
     resp_id = uuid.uuid4().hex[:20]
     reasoning = [_event([{"text": t, "thought": True}], plan, resp_id, False) for t in plan.reasoning]
     content = [_event([{"text": t}], plan, resp_id, False) for t in plan.content]
-    if plan.tool_name is not None:
-        content.append(_event([_signed(_call_part(plan), plan)], plan, resp_id, False))
+    for i, part in enumerate(_call_parts(plan)):  # the first call carries the signature, as Gemini's
+        content.append(_event([_signed(part, plan) if i == 0 else part], plan, resp_id, False))
     last = {"text": ""} if plan.tool_name is not None else _signed({"text": ""}, plan)
     return Script(
         head=b"",
@@ -176,10 +177,12 @@ def body(plan: Plan) -> bytes:
         parts.append({"text": "".join(plan.reasoning), "thought": True})
     if plan.content:
         parts.append({"text": "".join(plan.content)})
-    if plan.tool_name is not None:
-        parts.append(_call_part(plan))
-    if parts and plan.reasoning:
+    calls = _call_parts(plan)
+    if parts and plan.reasoning and not calls:
         parts[-1] = _signed(parts[-1], plan)
+    if calls and plan.reasoning:
+        calls[0] = _signed(calls[0], plan)
+    parts += calls
     cand = {
         "content": {"role": "model", "parts": parts},
         "finishReason": _FINISH.get(plan.finish, "STOP"),

@@ -72,9 +72,11 @@ def _tool_frames(plan: Plan, frame: Any) -> list[bytes]:
         return []
     # A Chat custom tool (`{"type": "custom"}`) streams its raw `input`; a function its JSON `arguments`.
     kind, key = ("custom", "input") if plan.tool_kind == "custom" else ("function", "arguments")
-    first = {"index": 0, "id": plan.tool_id, "type": kind, kind: {"name": plan.tool_name, key: ""}}
-    frames = [frame({"tool_calls": [first]})]
-    frames += [frame({"tool_calls": [{"index": 0, kind: {key: a}}]}) for a in plan.tool_fragments]
+    frames = []
+    for i, call_id in enumerate(plan.call_ids):  # parallel calls one after the other, by index
+        first = {"index": i, "id": call_id, "type": kind, kind: {"name": plan.tool_name, key: ""}}
+        frames.append(frame({"tool_calls": [first]}))
+        frames += [frame({"tool_calls": [{"index": i, kind: {key: a}}]}) for a in plan.tool_fragments]
     return frames
 
 
@@ -119,7 +121,7 @@ def completion_body(plan: Plan, meta: dict[str, Any] | None = None) -> bytes:
     if plan.tool_name is not None:
         kind, key = ("custom", "input") if plan.tool_kind == "custom" else ("function", "arguments")
         call = {"name": plan.tool_name, key: "".join(plan.tool_fragments)}
-        message["tool_calls"] = [{"id": plan.tool_id, "type": kind, kind: call}]
+        message["tool_calls"] = [{"id": call_id, "type": kind, kind: call} for call_id in plan.call_ids]
     message["refusal"] = None
     if meta is not None:
         message["provider_metadata"] = meta

@@ -49,11 +49,18 @@ class Plan:
     cached_tokens: int = 0  # prompt tokens read from the provider's cache
     cache_creation_tokens: int = 0  # prompt tokens written to it
     web_search: str | None = None  # the name of the offered web search tool the reply uses first
+    more_calls: tuple[str, ...] = ()  # ids of further calls of the same function, made with the first
+
+    @property
+    def call_ids(self) -> tuple[str, ...]:
+        """The ids of the reply's tool calls, in order (empty for a text reply)."""
+        return (self.tool_id, *self.more_calls) if self.tool_id is not None else ()
 
     @property
     def completion_tokens(self) -> int:
         shell = 1 if self.tool_command else 0  # a local_shell action streams no fragments but costs tokens
-        return len(self.reasoning) + len(self.content) + len(self.tool_fragments) + shell
+        calls = max(1, len(self.call_ids))
+        return len(self.reasoning) + len(self.content) + len(self.tool_fragments) * calls + shell
 
 
 def check_capabilities(model: SimModel, req: CallRequest) -> None:
@@ -113,10 +120,12 @@ def _plain_plan(
     if tools and req.tool_turn and client_tools:
         tool = client_tools[0]
         command = ("echo", f"{provider_id}:{req.model}") if tool.kind == "local_shell" else ()
+        more = model.parallel_calls - 1 if tool.kind == "function" else 0
         return Plan(
             provider_id, req.model, reasoning, (), tool.name, _call_id(),
             () if command else tool_argument_fragments(provider_id, req.model), "tool_calls",
             req.prompt_tokens, speed, tool.kind, command,
+            more_calls=tuple(_call_id() for _ in range(max(0, more))),
         )  # fmt: skip
     n = model.output_tokens
     finish = "stop"

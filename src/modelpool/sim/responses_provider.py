@@ -180,9 +180,12 @@ class _Items:
             "content": content,
         }
 
-    def call(self, status: str = "completed") -> dict[str, Any]:
+    def call(self, status: str = "completed", n: int = 0) -> dict[str, Any]:
+        """The reply's `n`th tool call (parallel calls of one function: n > 0)."""
         plan = self.plan
         payload = "".join(plan.tool_fragments) if status == "completed" else ""
+        if n:
+            return {**self.call(status), "id": f"{self.call_item_id}_{n}", "call_id": plan.call_ids[n]}
         if plan.tool_kind == "local_shell":
             action = {"type": "exec", "command": list(plan.tool_command), "env": {}}
             return {
@@ -214,8 +217,9 @@ class _Items:
         out: list[dict[str, Any]] = [self.reasoning()] if self.plan.reasoning else []
         if self.plan.web_search is not None:
             out.append(self.web_search())
-        out.append(self.call() if self.plan.tool_name is not None else self.message())
-        return out
+        if self.plan.tool_name is None:
+            return [*out, self.message()]
+        return out + [self.call(n=n) for n in range(len(self.plan.call_ids))]
 
 
 def body(plan: Plan, req: CallRequest, resp_id: str, meta: dict[str, Any] | None = None) -> bytes:
@@ -243,7 +247,8 @@ def stream_script(
     if plan.tool_name is None:
         content += _message_frames(ev, items, index)
     else:
-        content += _call_frames(ev, items, index)
+        for n in range(len(plan.call_ids)):
+            content += _call_frames(ev, items, index + n, n)
     marks = _marks(head, reasoning, content)
     status = "incomplete" if plan.finish == "length" else "completed"
     final = response_object(resp_id, plan, req, status, items.output(), meta)
@@ -321,6 +326,7 @@ def _message_frames(ev: _Events, items: _Items, index: int) -> list[bytes]:
     start = ev("response.output_item.added", output_index=index, item=items.message("in_progress"))
     start += ev("response.content_part.added", **ids, part=items.part("", []))
     frames = [ev("response.output_text.delta", **ids, delta=tok, logprobs=[]) for tok in plan.content]
+    frames = frames or [b""]  # an empty answer: a message item with empty text
     frames[0] = start + frames[0]
     annotations = items.annotations()
     for i, annotation in enumerate(annotations):
@@ -333,13 +339,13 @@ def _message_frames(ev: _Events, items: _Items, index: int) -> list[bytes]:
     return frames
 
 
-def _call_frames(ev: _Events, items: _Items, index: int) -> list[bytes]:
+def _call_frames(ev: _Events, items: _Items, index: int, n: int = 0) -> list[bytes]:
     plan = items.plan
-    added = ev("response.output_item.added", output_index=index, item=items.call("in_progress"))
-    done = ev("response.output_item.done", output_index=index, item=items.call())
+    added = ev("response.output_item.added", output_index=index, item=items.call("in_progress", n))
+    done = ev("response.output_item.done", output_index=index, item=items.call(n=n))
     if plan.tool_kind == "local_shell":
         return [added, done]  # the action is whole from the start: no delta events exist for it
-    ids = {"item_id": items.call_item_id, "output_index": index}
+    ids = {"item_id": items.call(n=n)["id"], "output_index": index}
     kind = "custom_tool_call_input" if plan.tool_kind == "custom" else "function_call_arguments"
     payload = "".join(plan.tool_fragments)
     frames = [ev(f"response.{kind}.delta", **ids, delta=piece) for piece in plan.tool_fragments]

@@ -194,7 +194,7 @@ class SimModel:
     ttft: float | None = None
     tps: float | None = None
     reasoning_tokens: int = 0
-    output_tokens: int = 24
+    output_tokens: int = 24  # 0: an empty answer (with `reasoning_tokens`, reasoning and no answer text)
     tools: bool = True
     images: bool = False
     context_window: int | None = None
@@ -208,6 +208,9 @@ class SimModel:
     schedule: Schedule | None = None  # tok/s over time (overrides `tps` once the first entry is due)
     # Seconds between two reasoning events (a model thinking at its own pace, SPEC §3.9); None: `tps`.
     reasoning_pace: float | None = None
+    # A tool-call reply (not the scripted agent's) calls the first function tool this many times at once,
+    # each call with its own id and the same arguments: parallel calls of one function.
+    parallel_calls: int = 1
 
 
 @dataclass

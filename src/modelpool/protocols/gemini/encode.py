@@ -5,7 +5,8 @@ a function call goes out whole, as Gemini sends it (`{"functionCall": {id, name,
 arguments are complete (the next operation or the end). The last event carries `finishReason`,
 `usageMetadata` and the `modelpool` metadata. Gemini CLI treats a stream without a function call whose
 answer text is empty as broken and retries it; a translated stream therefore always carries a
-finishReason, and text is never dropped on the way.
+finishReason, text is never dropped on the way, and an upstream that answered with reasoning only (or
+nothing) gets its final event's text from `empty_answer_text`, saying so.
 
 Signatures of another provider's reasoning cannot be verified by anything a Gemini client sends back to
 (a translated turn drops `thoughtSignature` anyway): they are not written.
@@ -17,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from modelpool.protocols.gemini.reply import finish_reason
+from modelpool.protocols.gemini.reply import empty_answer_text, finish_reason
 from modelpool.protocols.gemini.wire import stream_error_event, usage_to_gemini
 from modelpool.protocols.mapping import new_id, parse_arguments
 from modelpool.protocols.stream_encode import Encoder, StreamEnd
@@ -36,6 +37,8 @@ class GeminiEncoder(Encoder):
         )
         self._call: list[Any] | None = None  # [id, name, fragments] of the call being received
         self.calls = 0
+        self.answered = False  # non-blank answer text went out (what Gemini CLI checks, trimmed)
+        self.thoughts = False
 
     def _part(self, part: bytes) -> None:
         self.started = True
@@ -52,13 +55,15 @@ class GeminiEncoder(Encoder):
 
     def reasoning(self, text: str) -> None:
         self._flush_call()
-        self.meaningful = True
+        self.meaningful = self.thoughts = True
         self.started = True
         self.out.append(_HEAD + b'{"text":' + dumps(text) + _THOUGHT_TAIL + self._tail)
 
     def text(self, text: str) -> None:
         self._flush_call()
         self.meaningful = self.committed = True
+        if not self.answered and text.strip():
+            self.answered = True
         self._part(b'{"text":' + dumps(text) + b"}")
 
     refusal = text
@@ -77,14 +82,19 @@ class GeminiEncoder(Encoder):
 
     def finish(self, end: StreamEnd) -> None:
         self._flush_call()
+        reason = finish_reason(end.finish_reason, end.stop_reason)
+        usage = end.usage_or_estimate(self.input_tokens)
+        text = ""
+        if not (self.answered or self.calls):
+            text = empty_answer_text(reason, self.thoughts or bool(usage["reasoning_tokens"]))
         candidate: dict[str, Any] = {
-            "content": {"role": "model", "parts": [{"text": ""}]},
-            "finishReason": finish_reason(end.finish_reason, end.stop_reason),
+            "content": {"role": "model", "parts": [{"text": text}]},
+            "finishReason": reason,
             "index": 0,
         }
         obj: dict[str, Any] = {
             "candidates": [candidate],
-            "usageMetadata": usage_to_gemini(end.usage_or_estimate(self.input_tokens)),
+            "usageMetadata": usage_to_gemini(usage),
             "modelVersion": self.model,
             "responseId": self.response_id,
         }

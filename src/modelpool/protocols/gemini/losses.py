@@ -150,6 +150,22 @@ def _camel(snake: str) -> str:
     return head + "".join(r[:1].upper() + r[1:] for r in rest)
 
 
+def gemini_reply_drops(obj: dict[str, Any]) -> list[str]:
+    """What a non-stream Gemini reply carries that another dialect cannot express — the names the stream
+    decoder (`decode.GeminiDecoder`) gives the same parts: a `thoughtSignature` (only Gemini can verify
+    it), code execution parts."""
+    out: list[str] = []
+    candidates = obj.get("candidates")
+    cand = candidates[0] if isinstance(candidates, list) and candidates else None
+    for part in parts_of(cand.get("content")) if isinstance(cand, dict) else []:
+        if _pick(part, "thoughtSignature"):
+            out.append("thoughtSignature")
+        for name in ("executableCode", "codeExecutionResult"):
+            if _pick(part, name):
+                out.append(name)
+    return list(dict.fromkeys(out))
+
+
 # ---------------------------------------------------------------- chat → Gemini (from_chat.py)
 
 _CHAT_CARRIED = frozenset(

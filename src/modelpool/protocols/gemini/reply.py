@@ -46,6 +46,24 @@ def finish_reason(openai_reason: str | None, anthropic_reason: str | None) -> st
     return OPENAI_TO_FINISH.get(reason, "STOP")
 
 
+def empty_answer_text(reason: str, thoughts: bool) -> str:
+    """What a translated reply with neither answer text nor a function call says instead of nothing.
+
+    Gemini CLI takes a turn without a function call whose non-thought text is empty (after trimming) for
+    a broken stream and sends the request again, with a nudge, several times (a space would not do: it
+    trims). The other dialects end such an answer empty; here one text part says, in modelpool's name,
+    what the upstream did — nothing is made up in the model's name."""
+    if reason == "MAX_TOKENS":
+        what = "reached its output token limit before writing any answer text"
+    elif reason == "SAFETY":
+        what = "was stopped by the upstream's content filter before writing any answer text"
+    elif thoughts:
+        what = "returned its reasoning but no answer text"
+    else:
+        what = "returned an empty answer"
+    return f"[modelpool: the model {what}]"
+
+
 def to_gemini(reply: Reply, model: str | None = None, meta: dict[str, Any] | None = None) -> dict[str, Any]:
     parts: list[dict[str, Any]] = []
     for block in reply.blocks:
@@ -57,13 +75,10 @@ def to_gemini(reply: Reply, model: str | None = None, meta: dict[str, Any] | Non
         elif kind == "tool":
             call = {"id": block[1], "name": block[2], "args": parse_arguments(block[3])}
             parts.append({"functionCall": call})
-    if not parts:
-        parts.append({"text": ""})
-    candidate = {
-        "content": {"role": "model", "parts": parts},
-        "finishReason": finish_reason(reply.finish_reason, reply.stop_reason),
-        "index": 0,
-    }
+    reason = finish_reason(reply.finish_reason, reply.stop_reason)
+    if not any("functionCall" in p or (not p.get("thought") and p["text"].strip()) for p in parts):
+        parts.append({"text": empty_answer_text(reason, any(p.get("thought") for p in parts))})
+    candidate = {"content": {"role": "model", "parts": parts}, "finishReason": reason, "index": 0}
     obj: dict[str, Any] = {"candidates": [candidate]}
     if reply.usage:
         obj["usageMetadata"] = usage_to_gemini(reply.usage)
