@@ -91,6 +91,24 @@ def test_a_sessions_calls_with_route_switch_tokens_cost_and_timings(fleet: Fleet
     assert rows["other"]["calls"] == 1 and rows["other"]["route"] == "beta/m1"
 
 
+def test_a_forced_route_call_is_listed_under_the_pool_named(fleet: FleetThread) -> None:
+    """`x-modelpool-route` picks the route; the session's call is still the named pool's (as in the usage
+    books, SPEC §14), with the forced route as the one that served."""
+    with GatewayServer(priced(fleet)) as gw:
+        client = OpenAI(base_url=gw.url + "/v1", api_key="k", max_retries=0)
+        headers = {"x-session-id": "forced", "x-modelpool-route": "beta/m1"}
+        client.chat.completions.create(
+            model="m1",
+            messages=[{"role": "user", "content": "hi"}],
+            extra_headers=headers,  # type: ignore[arg-type]
+        )
+        client.close()
+        one = admin(gw, "/admin/sessions/forced")
+    (call,) = one["calls"]
+    assert call["pool"] == "m1" and call["model"] == "m1" and call["route"] == "beta/m1", call
+    assert one["live_route"]["pool"] == "m1" and one["live_route"]["route"] == "beta/m1", one["live_route"]
+
+
 def test_a_failed_call_is_in_its_sessions_history(fleet: FleetThread) -> None:
     fleet.set_faults("alpha", [Fault("server_error", status=503)])
     fleet.set_faults("beta", [Fault("server_error", status=503)])

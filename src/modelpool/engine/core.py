@@ -376,7 +376,7 @@ class Engine:
         self.sessions.record(
             LiveRoute(
                 session=call.session_id,
-                pool=call.pool.id,
+                pool=call.account_pool,  # a forced route: the pool the client named
                 route=served.key,
                 provider=served.route.provider_id,
                 provider_name=served.endpoint.name,
@@ -393,7 +393,7 @@ class Engine:
                 "served",
                 keep=False,
                 session=call.session_id,
-                pool=call.pool.id,
+                pool=call.account_pool,
                 route=served.key,
                 provider=served.route.provider_id,
                 model=served.route.model_id,

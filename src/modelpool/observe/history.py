@@ -31,7 +31,7 @@ def session_record(trace: CallTrace) -> tuple[Any, ...] | None:
         trace.request_id,
         trace.ingress,
         call.requested_model,
-        call.pool.id,
+        call.account_pool,  # a forced route is listed under the pool the client named (SPEC §14)
         trace.served,
         call.purpose,
         call.stream,
