@@ -65,7 +65,9 @@ def test_generate_and_stream(fleet: FleetThread) -> None:
     raw = httpx.post(url(fleet, "/models/m1:streamGenerateContent?alt=sse"), json=HI, headers=KEY).content
     evs = events(raw)
     assert [e["candidates"][0].get("finishReason") for e in evs] == [None] * 5 + ["STOP"]
-    assert "usageMetadata" in evs[-1] and all("usageMetadata" not in e for e in evs[:-1])
+    # As Gemini streams: every event says the prompt's size, only the last one the whole usage.
+    assert "candidatesTokenCount" in evs[-1]["usageMetadata"]
+    assert all(e["usageMetadata"] == {"promptTokenCount": 1, "totalTokenCount": 1} for e in evs[:-1])
     call = fleet.calls("g")[-1]
     assert call.dialect == "gemini" and call.stream and call.model == "m1" and call.query == "alt=sse"
     assert "x-goog-api-key" in call.secret_headers and "gkey" not in str(call.headers)

@@ -316,7 +316,7 @@ class CallOnceRelay(_Relay):
 def _partial_usage(relay: NativeStream | TranslatingStreamRelay) -> dict[str, int] | None:
     if isinstance(relay, TranslatingStreamRelay):
         return relay.t.end.usage if relay.t is not None else None
-    return relay.partial_usage
+    return relay.reported_usage()
 
 
 def with_metadata(body: bytes, meta: dict[str, Any]) -> bytes:

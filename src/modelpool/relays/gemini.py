@@ -26,6 +26,10 @@ from modelpool.upstream.client import AttemptFailure
 class GeminiStream(NativeStream):
     UNTERMINATED = "upstream stream ended without a finishReason"
 
+    def reported_usage(self) -> dict[str, int] | None:
+        # Every Gemini event says the prompt's size (the last one the whole usage): read when asked.
+        return usage_from_gemini(self.usage) if self.usage is not None else None
+
     def plain_end(self, data: bytes, pos: int, a: Any) -> int:
         if b"\r" in data:  # Google frames events with CRLF: a run of them goes out as it came
             return crlf_run(data, pos, events.SPECIAL)

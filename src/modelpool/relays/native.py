@@ -87,6 +87,11 @@ class NativeStream:
     def started(self) -> bool:
         return self.cs.started
 
+    def reported_usage(self) -> dict[str, int] | None:
+        """What the current attempt's upstream reported of its usage so far (a hedge loser is billed for
+        it, SPEC §3.7, §14)."""
+        return self.partial_usage
+
     @property
     def committed(self) -> bool:
         return self.cs.committed

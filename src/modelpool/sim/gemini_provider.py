@@ -138,6 +138,8 @@ def _event(parts: list[dict[str, Any]], plan: Plan, resp_id: str, final: bool) -
     if final:
         cand["finishReason"] = _FINISH.get(plan.finish, "STOP")
         obj["usageMetadata"] = usage(plan)
+    else:  # as Gemini streams it: every event says the prompt's size, the last one the whole usage
+        obj["usageMetadata"] = {"promptTokenCount": plan.prompt_tokens, "totalTokenCount": plan.prompt_tokens}
     obj |= {"modelVersion": plan.model_id, "responseId": resp_id}
     return b"data: " + orjson.dumps(obj) + b"\r\n\r\n"
 
