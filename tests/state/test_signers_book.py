@@ -5,19 +5,24 @@ entries (the least recently used forgotten first), and each entry records the se
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import pytest
 import redis.asyncio as aioredis
 
+from gateway_server import GatewayServer
 from modelpool.signers.book import BookLimits, SignerBook
+from modelpool.sim import FleetSpec, FleetThread, SimModel, SimProvider
 from modelpool.state import SqliteBackend
 from modelpool.state.redis_backend import RedisBackend
 from redis_server import RedisServer
+from support import base_config
 
 
 class Clock:
@@ -179,3 +184,56 @@ async def test_redis_keeps_an_entry_for_its_ttl_on_every_replica_then_forgets_it
         await client.aclose()
         await one.close()
         await two.close()
+
+
+def test_a_gateway_on_sqlite_forgets_a_signer_after_the_configured_session_ttl(tmp_path: Path) -> None:
+    """Through the real gateway, `sessions.ttl: 2s`: the signer is preferred while the entry lives (the row
+    carries its expiry), forgotten after it, not loaded by the next start, and its row deleted."""
+    model = SimModel("m1", reasoning_tokens=3, output_tokens=4)
+    spec = FleetSpec(
+        [SimProvider(p, kind="anthropic", models=[model], ttft=0.002, tps=5000.0) for p in ("a1", "a2")]
+    )
+    db = tmp_path / "state.db"
+    with FleetThread(spec) as ft:
+        cfg = base_config(ft, provider_order=["a2", "a1"], sticky=False)
+        cfg["state"] = {"backend": "sqlite", "path": str(db)}
+        cfg["sessions"] = {"ttl": "2s"}
+        conversation = {"x-session-id": "conv-1"}
+        with GatewayServer(cfg) as gw:
+            client = anthropic.Anthropic(base_url=gw.url, api_key="k", max_retries=0)
+            ask: dict[str, Any] = {
+                "model": "m1",
+                "max_tokens": 64,
+                "thinking": {"type": "enabled", "budget_tokens": 64},
+            }
+            messages: list[dict[str, Any]] = [{"role": "user", "content": "first"}]
+            first = client.messages.with_raw_response.create(
+                **ask, messages=messages, extra_headers={"x-modelpool-route": "a1/m1", **conversation}
+            )
+            assert first.headers["x-modelpool-route"] == "a1/m1"
+            messages += [
+                {"role": "assistant", "content": [b.model_dump() for b in first.parse().content]},
+                {"role": "user", "content": "second"},
+            ]
+            second = client.messages.with_raw_response.create(
+                **ask, messages=messages, extra_headers=conversation
+            )
+            assert second.headers["x-modelpool-route"] == "a1/m1"  # the signer, ahead of the order
+            # one entry: the sim signs the same reasoning text the same way on both turns
+            assert gw.gateway.signers.of_session("conv-1") == {"a1/m1": 1}
+            for _ in range(100):  # the background flush (bounded wait)
+                if _signer_rows(db):
+                    break
+                time.sleep(0.05)
+            rows = _signer_rows(db)
+            assert len(rows) == 1 and rows[0][1] is not None and rows[0][1] - time.time() <= 2.0
+            time.sleep(2.1)
+            assert gw.gateway.signers.of_session("conv-1") == {}
+            assert gw.gateway.signers.of_request(json.dumps({"messages": messages}).encode()) == ({}, None)
+        with GatewayServer(cfg) as gw:
+            assert len(gw.gateway.signers) == 0  # nothing expired is loaded
+            for _ in range(100):  # the first background tick deletes the rows (bounded wait)
+                if not _signer_rows(db):
+                    break
+                time.sleep(0.05)
+            assert _signer_rows(db) == []
