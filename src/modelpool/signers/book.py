@@ -69,15 +69,17 @@ class SignerBook:
         return len(self._entries)
 
     def add(self, signed: Iterable[tuple[str, str]], session: str | None = None) -> None:
-        """(route, digest) pairs a reply of `session` carried."""
-        until = self._clock() + self._limits().ttl
+        """(route, digest) pairs a reply of `session` carried. One the book holds as it is, renewed less than
+        half a lifetime ago, is not written again."""
+        now, lifetime = self._clock(), self._limits().ttl
         entries = self._entries
         for route, dig in signed:
-            entry = Signed(route, session, until)
-            entries[dig] = entry
+            old = entries.get(dig)
+            if old is None or old[:2] != (route, session) or old.until < now + lifetime / 2:
+                entries[dig] = entry = Signed(route, session, now + lifetime)
+                if self._persist is not None:
+                    self._persist(dig, entry.value())
             entries.move_to_end(dig)
-            if self._persist is not None:
-                self._persist(dig, entry.value())
         self._trim()
 
     def signers(self, digests: Iterable[str]) -> dict[str, str]:
@@ -85,7 +87,7 @@ class SignerBook:
         ours to judge). A conversation that echoes an entry keeps it: it is the most recently used, and once
         half its lifetime has passed it is renewed (persisted again, in the background)."""
         entries = self._entries
-        found = [(d, entries[d]) for d in digests if d in entries]
+        found = [(d, entries[d]) for d in dict.fromkeys(digests) if d in entries]
         if not found:
             return {}
         now = self._clock()
