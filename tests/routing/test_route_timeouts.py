@@ -54,12 +54,15 @@ def test_a_slow_thinker_with_its_own_first_byte_is_waited_for_while_a_stall_is_c
         reply = ask(gw, stream=True)
         assert reply.served_by == "thinker/m1"
         assert reply.attempts == 2
-        # the fast route was cut as a stall at the pool's 1 s, not at the thinker's 8 s
+        # the fast route was cut as a stall at the pool's 1 s, not at the thinker's 8 s: the failure names
+        # the limit applied, and the switch came well before 8 s (a bound a slow machine cannot fake: being
+        # slow only makes it later)
         fast = gw.gateway.health.snapshot("fast/m1")
         assert fast.last_error_kind is not None and fast.last_error_kind.value == "network"
-        assert fast.last_error is not None and "stall" in fast.last_error
+        assert fast.last_error == "stall: no upstream event within the first-byte limit of 1 s"
         calls = ft.calls("fast")
         assert len(calls) == 1 and calls[0].disconnected
+        assert ft.calls("thinker")[0].time - calls[0].time < 6.0
         assert not ft.calls("thinker")[0].disconnected  # waited for, to the end of its answer
         assert reply.reasoning  # its reasoning arrived after the long silence
         # status: each route's limits in force and the layer each comes from
@@ -80,7 +83,7 @@ def test_without_its_own_first_byte_the_slow_thinker_is_cut_like_a_stall() -> No
         with pytest.raises(openai.APIStatusError):
             ask(gw, stream=True)
         thinker = gw.gateway.health.snapshot("thinker/m1")
-        assert thinker.last_error is not None and "stall" in thinker.last_error
+        assert thinker.last_error == "stall: no upstream event within the first-byte limit of 1 s"
 
 
 def pace_fleet(pace: float) -> FleetSpec:

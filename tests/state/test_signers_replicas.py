@@ -1,9 +1,11 @@
 """The signer book is shared across replicas (SPEC §3.10, §9): a conversation whose reasoning one replica
 relayed from a route goes back to that route when its next turn lands on another replica — two real
-`modelpool serve` processes over a real redis-server."""
+`modelpool serve` processes over a real redis-server. Each entry lives in Redis as long as a session
+(`sessions.ttl`, a TTL on its key) and names its session, which the other replica's session page shows."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +34,8 @@ def fleet() -> Iterator[FleetThread]:
 def test_a_signature_relayed_by_one_replica_is_known_to_the_other(fleet: FleetThread, tmp_path: Path) -> None:
     server = RedisServer(tmp_path / "redis").start()
     cfg = replica_config(fleet, server.url, provider_order=["a2", "a1"], sticky=False)
+    cfg["sessions"] = {"ttl": "1h"}
+    conversation = {"x-session-id": "conv-1"}
     one = Replica("one", cfg, tmp_path).start()
     two = Replica("two", cfg, tmp_path).start()
     try:
@@ -44,7 +48,7 @@ def test_a_signature_relayed_by_one_replica_is_known_to_the_other(fleet: FleetTh
         first = anthropic.Anthropic(
             base_url=one.url, api_key="k", max_retries=0
         ).messages.with_raw_response.create(
-            **ask, messages=messages, extra_headers={"x-modelpool-route": "a1/m1"}
+            **ask, messages=messages, extra_headers={"x-modelpool-route": "a1/m1", **conversation}
         )
         assert first.headers["x-modelpool-route"] == "a1/m1"
         messages += [
@@ -53,12 +57,19 @@ def test_a_signature_relayed_by_one_replica_is_known_to_the_other(fleet: FleetTh
         ]
         store = redis.Redis.from_url(server.url)
         deadline = time.monotonic() + 15
-        while time.monotonic() < deadline and not any(b"signers" in k for k in store.keys("*")):
+        while time.monotonic() < deadline and not store.keys("scale:kv:signers:*"):
             time.sleep(0.1)
+        keys = store.keys("scale:kv:signers:*")
+        assert keys, "the signer entry reached redis"
+        for key in keys:
+            assert 0 < store.pttl(key) <= 3600_000  # it lives as long as a session, no longer
+            entry = json.loads(store.get(key) or b"{}")
+            assert entry["route"] == "a1/m1" and entry["session"] == "conv-1"
         time.sleep(0.5)  # the change feed reaches the other replica
+        assert two.admin("GET", "/admin/sessions/conv-1")["signers"] == {"a1/m1": len(keys)}
         second = anthropic.Anthropic(
             base_url=two.url, api_key="k", max_retries=0
-        ).messages.with_raw_response.create(**ask, messages=messages)
+        ).messages.with_raw_response.create(**ask, messages=messages, extra_headers=conversation)
         assert second.headers["x-modelpool-route"] == "a1/m1"  # the signer, ahead of the priority order
         sent = fleet.calls("a1")[-1].body or {}
         signatures = [

@@ -132,7 +132,7 @@ async def test_unreadable_values_are_skipped(tmp_path: Path) -> None:
     backend.put("pins", "good", 1)
     await backend.close()
     with sqlite3.connect(path) as conn:
-        conn.execute("INSERT INTO kv VALUES ('pins', 'bad', '{not json', 0)")
+        conn.execute("INSERT INTO kv (ns, key, value, updated) VALUES ('pins', 'bad', '{not json', 0)")
     reopened = SqliteBackend(path)
     try:
         assert await reopened.load("pins") == {"good": 1}

@@ -100,7 +100,9 @@ class SessionsConfig(_Model):
 
     calls_kept: int = Field(default=200, ge=1, le=100_000)  # the last N calls of each session
     kept: int = Field(default=2000, ge=1, le=1_000_000)  # the most recently active sessions
-    ttl: Duration = 7 * 24 * 3600.0  # a session idle this long is forgotten
+    ttl: Duration = 7 * 24 * 3600.0  # a session idle this long is forgotten (its signer entries too: §3.10)
+    # SPEC §3.10: signature digests → signer kept in each process's memory (least recently used forgotten)
+    signatures_kept: int = Field(default=200_000, ge=1, le=10_000_000)
 
 
 class ModelInfo(_Model):

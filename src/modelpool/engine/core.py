@@ -94,8 +94,10 @@ class Engine:
             persist=(lambda key, value: self.state.put("pins", key, value)) if self.state.durable else None,
             forget=lambda key: self.state.delete("pins", key),
         )
-        self.signers = SignerBook(  # SPEC §3.10: which route signed what
-            persist=(lambda key, value: self.state.put("signers", key, value)) if self.state.durable else None
+        self.signers = SignerBook(  # SPEC §3.10: which route signed what, for as long as a session lives
+            persist=(lambda key, val: self.state.put("signers", key, val)) if self.state.durable else None,
+            limits=lambda: self.runtime.config.sessions,
+            clock=clock,
         )
         self.aggregators = AggregatorService(
             lambda: self.client.session, lambda: self.runtime.config.gateway_ranking, clock=clock
@@ -363,7 +365,7 @@ class Engine:
         live route and the aggregator's routing record. Purpose calls never touch these (SPEC §3.6)."""
         served = walker.served
         if call.signed:
-            self.signers.add(call.signed)
+            self.signers.add(call.signed, call.session_id)
         if served is None or call.purpose or call.session_id is None:
             return
         if routing is not None:

@@ -57,7 +57,8 @@ async def open_stream(client: UpstreamClient, prep: Prepared) -> Response:
                 prep.url, prep.headers, prep.body, route=prep.route, connect=limits.connect
             )
     except TimeoutError:
-        raise AttemptFailure(FailureKind.NETWORK, "timeout waiting for the upstream response") from None
+        message = f"timeout: no upstream response within the first-byte limit of {limits.first_byte:g} s"
+        raise AttemptFailure(FailureKind.NETWORK, message) from None
 
 
 class NativeStream:

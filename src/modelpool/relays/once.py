@@ -46,7 +46,8 @@ async def post_and_read(client: UpstreamClient, prep: Prepared) -> bytes:
             finally:
                 resp.close()
     except TimeoutError:
-        raise AttemptFailure(FailureKind.NETWORK, "timeout waiting for the upstream answer") from None
+        message = f"timeout: no whole upstream answer within the response limit of {limits.response:g} s"
+        raise AttemptFailure(FailureKind.NETWORK, message) from None
     except (aiohttp.ClientError, ConnectionError) as exc:
         raise AttemptFailure(FailureKind.NETWORK, f"{type(exc).__name__}: {exc}") from None
 

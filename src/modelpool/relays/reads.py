@@ -36,14 +36,18 @@ class UpstreamReads:
         "_loop",
         "_task",
         "_waiting_since",
+        "first_byte",
         "first_deadline",
         "idle",
         "reader",
     )
 
-    def __init__(self, reader: BodyReader, first_deadline: float, idle: float) -> None:
+    def __init__(
+        self, reader: BodyReader, first_deadline: float, idle: float, first_byte: float = 0.0
+    ) -> None:
         self.reader = reader
         self.first_deadline = first_deadline
+        self.first_byte = first_byte  # the limit the deadline came from, named when it fires
         self.idle = idle
         self._loop = asyncio.get_running_loop()
         self._task: asyncio.Task[Any] | None = None
@@ -56,7 +60,8 @@ class UpstreamReads:
     @classmethod
     def start(cls, reader: BodyReader, timeouts: Any) -> UpstreamReads:
         """The reads of a response whose headers just arrived: the first-byte clock starts now."""
-        return cls(reader, asyncio.get_running_loop().time() + timeouts.first_byte, timeouts.idle)
+        limit = timeouts.first_byte
+        return cls(reader, asyncio.get_running_loop().time() + limit, timeouts.idle, limit)
 
     async def read(self, before_first: bool) -> bytes:
         self._before_first = before_first
@@ -103,8 +108,9 @@ class UpstreamReads:
         if self._loop.time() + 0.001 < due:
             self._arm(due)
             return
+        # Each names the limit in force on this route (SPEC §3.9: it may be the route's own).
         if self._before_first:
-            self._fired = "stall: no upstream event before the first-byte timeout"
+            self._fired = f"stall: no upstream event within the first-byte limit of {self.first_byte:g} s"
         else:
             self._fired = f"stall: no upstream data for {self.idle:g} s"
         self._task.cancel()

@@ -27,7 +27,7 @@ from modelpool.protocols.translate_any import translate_request_for
 from modelpool.protocols.translate_reasoning import drop_sealed_reasoning
 from modelpool.routing.call import Call, Candidate
 from modelpool.routing.lossy import translation_check
-from modelpool.signers import strip_foreign
+from modelpool.signers import FOREIGN_REASONING, strip_foreign
 from modelpool.upstream.client import AttemptFailure
 
 Order = Callable[[Call, Candidate], list[str] | None]
@@ -206,7 +206,12 @@ class UpstreamRequest:
                 timeouts=cand.timeouts,
             )
         if native:
-            body = dict(drop_sealed_reasoning(call.body) if target == "responses" else call.body)
+            body = dict(call.body)
+            if target == "responses" and (kept := drop_sealed_reasoning(call.body)) is not call.body:
+                # Reasoning modelpool sealed from a Messages route: no Responses upstream can read it. Left
+                # out, and named like any other route's reasoning (SPEC §3.10).
+                body = dict(kept)
+                dropped = dropped if FOREIGN_REASONING in dropped else [*dropped, FOREIGN_REASONING]
             if add_usage:
                 options = body.get("stream_options")
                 body["stream_options"] = {**(options if isinstance(options, dict) else {}), **_USAGE}

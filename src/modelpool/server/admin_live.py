@@ -86,6 +86,8 @@ async def session(gw: Engine, request: Request) -> Response:
             # The plan is this process's: it explains the live route only when this replica served it.
             "last_plan": plan.explain() if plan is not None and (here or live is None) else None,
             "pins": pins,
+            # SPEC §3.10: the routes whose signed reasoning this conversation carries (digests kept per route)
+            "signers": gw.signers.of_session(sid),
             "summary": history["summary"] if history else None,
             "calls": history["calls"] if history else [],
             "calls_kept": gw.runtime.config.sessions.calls_kept,

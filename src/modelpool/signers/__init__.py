@@ -10,6 +10,6 @@ parsing them.
 
 from modelpool.signers.book import SignerBook
 from modelpool.signers.scan import SignatureScan, digest, request_digests
-from modelpool.signers.strip import strip_foreign
+from modelpool.signers.strip import FOREIGN_REASONING, strip_foreign
 
-__all__ = ["SignatureScan", "SignerBook", "digest", "request_digests", "strip_foreign"]
+__all__ = ["FOREIGN_REASONING", "SignatureScan", "SignerBook", "digest", "request_digests", "strip_foreign"]

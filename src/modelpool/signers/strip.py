@@ -17,6 +17,10 @@ from modelpool.signers.scan import digest
 
 Foreign = Callable[[Any], bool]
 
+# What `x-modelpool-dropped` calls another route's reasoning left out of a Responses body (also the reasoning
+# modelpool sealed from a Messages route, which no Responses upstream can read: `drop_sealed_reasoning`).
+FOREIGN_REASONING = "reasoning (encrypted by another route)"
+
 
 def strip_foreign(dialect: str, body: dict[str, Any], foreign: set[str]) -> tuple[dict[str, Any], list[str]]:
     """(body without the signatures in `foreign` (digests), names of what was left out)."""
@@ -65,7 +69,7 @@ def _responses(body: dict[str, Any], foreign: Foreign) -> tuple[dict[str, Any], 
     ]
     if len(kept) == len(items):
         return body, []
-    return {**body, "input": kept}, ["reasoning (encrypted by another route)"]
+    return {**body, "input": kept}, [FOREIGN_REASONING]
 
 
 def _chat(body: dict[str, Any], foreign: Foreign) -> tuple[dict[str, Any], list[str]]:

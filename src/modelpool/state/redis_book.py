@@ -17,6 +17,7 @@ import orjson
 
 from modelpool.state import redis_ops as ops
 from modelpool.state.base import decode, encode
+from modelpool.state.expiry import SIGNERS, value_ttl
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +28,10 @@ Item = tuple[str, dict[str, Any]]  # a Redis key and its entry in the batch scri
 Batch = tuple[dict[tuple[str, str], Stored | None], dict[tuple[str, str], list[int]], list[HealthOp]]
 
 LIVE = "live."  # the fleet view's namespaces: ephemeral, never mirrored for a restore
+# Not mirrored either: the signer book is bounded in the gateway's memory (`sessions.signatures_kept`), a
+# mirror of every entry for a week would not be. A Redis that lost its data loses it; each replica keeps
+# what it knows, and a conversation still going shares its entries again when it renews them.
+UNMIRRORED = (SIGNERS,)
 INFLIGHT_PATIENCE = 5.0  # seconds to wait for the echo of a health merge before taking others' again
 
 
@@ -54,6 +59,8 @@ class SyncBook:
         if ns == ops.HEALTH_NS and isinstance(value, dict):
             # A pending delete of the same route stays queued: it is sent first, then this record.
             self.health[key] = self.latest[key] = value
+        elif ns in UNMIRRORED:
+            self.values[(ns, key)] = stored(ns, key, value)
         else:
             self.values[(ns, key)] = self.mirror[(ns, key)] = stored(ns, key, value)
 
@@ -213,7 +220,7 @@ class SyncBook:
             if ns == ops.HEALTH_NS:
                 self.confirmed.pop(key, None)
                 self.latest.pop(key, None)
-        elif ns != ops.HEALTH_NS and not ns.startswith(LIVE):
+        elif ns != ops.HEALTH_NS and not ns.startswith(LIVE) and ns not in UNMIRRORED:
             self.mirror[(ns, key)] = stored(ns, key, value)
         self._deliver(ns, key, value)
 
@@ -231,5 +238,5 @@ class SyncBook:
 
 def stored(ns: str, key: str, value: Any) -> Stored:
     now = time.time()
-    ttl = ops.value_ttl(ns, key, value, now)
+    ttl = value_ttl(ns, key, value, now)
     return encode(value), (now + ttl if ttl is not None else None)

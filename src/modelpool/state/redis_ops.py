@@ -8,8 +8,9 @@ Three kinds of shared items, three update rules, each one atomic inside Redis:
   Every merge carries `(origin, seq)` so a batch retried after a timeout is not counted twice.
 - **counters** (`{p}:c:{ns}:{key}`): monotonic shared counters (the round-robin cursors), `INCRBY` with
   a floor so a restarted (emptied) Redis converges to the highest value any replica knows.
-- **values** (`{p}:kv:{ns}:{key}`): last write wins (pins, the dashboard layer and its roster switches),
-  with a TTL where the item has a lifetime (a session pin expires with its cache lifetime).
+- **values** (`{p}:kv:{ns}:{key}`): last write wins (pins, the dashboard layer and its roster switches, the
+  signer book), with a TTL where the item has a lifetime (`expiry.value_ttl`: a session pin expires with its
+  cache lifetime, a signer entry with its session).
 
 Every flush is one script run, published as one message on `{p}:changes`, so the other replicas apply
 it to their local memory.
@@ -23,7 +24,6 @@ HEALTH_NS = "health"
 INT_FIELDS = ("attempts", "successes", "failures", "consecutive_failures", "last_status")
 FLOAT_FIELDS = ("last_error_at", "rest_until", "last_success_at", "updated_at")
 TEXT_FIELDS = ("last_error", "last_error_kind")
-PIN_TTL_SLACK = 5.0  # seconds a session pin outlives its idleness limit in Redis (clock skew margin)
 
 
 class Keys:
@@ -184,17 +184,6 @@ def decode_health(raw: dict[Any, Any]) -> dict[str, Any]:
     for name in TEXT_FIELDS:
         out[name] = fields.get(name) or None
     return out
-
-
-def value_ttl(ns: str, key: str, value: Any, now: float) -> float | None:
-    """Seconds a value lives in Redis, or None for no expiry: a session pin dies with its cache."""
-    if ns == "pins" and key.startswith("session:") and isinstance(value, dict):
-        try:
-            left = float(value["last_used"]) + float(value["lifetime"]) - now
-        except (KeyError, TypeError, ValueError):
-            return None
-        return max(left, 0.0) + PIN_TTL_SLACK
-    return None
 
 
 def _int(record: dict[str, Any], field: str) -> int:

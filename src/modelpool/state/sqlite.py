@@ -2,7 +2,9 @@
 
 `put`/`delete` only record the change in a pending map (last write per key wins); a background task
 writes the map in one transaction every `flush_interval` seconds on a worker thread, so a request never
-waits on disk. A database that cannot be read is moved aside and replaced — losing measured state is
+waits on disk. A value with a lifetime (`expiry.value_ttl`: session pins, signer entries) keeps its expiry
+in its row: an expired row is never loaded, and the same task deletes expired rows every `prune_every`
+seconds. A database that cannot be read is moved aside and replaced — losing measured state is
 better than a gateway that will not start.
 """
 
@@ -21,28 +23,33 @@ from typing import Any
 import orjson
 
 from modelpool.state.base import StateBackend, decode, encode
+from modelpool.state.expiry import value_ttl
 from modelpool.state.filelock import FileLock
 
 log = logging.getLogger(__name__)
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS kv ("
-    "ns TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, updated REAL NOT NULL, "
+    "ns TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, updated REAL NOT NULL, expires REAL, "
     "PRIMARY KEY (ns, key))"
 )
+_ADD_EXPIRES = "ALTER TABLE kv ADD COLUMN expires REAL"  # a file written before values had a lifetime
+_INDEX = "CREATE INDEX IF NOT EXISTS kv_expires ON kv (expires) WHERE expires IS NOT NULL"
 _UPSERT = (
-    "INSERT INTO kv (ns, key, value, updated) VALUES (?, ?, ?, ?) "
-    "ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, updated = excluded.updated"
+    "INSERT INTO kv (ns, key, value, updated, expires) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, updated = excluded.updated, "
+    "expires = excluded.expires"
 )
 _DELETE = "DELETE FROM kv WHERE ns = ? AND key = ?"
-_SELECT = "SELECT key, value FROM kv WHERE ns = ?"
+_SELECT = "SELECT key, value FROM kv WHERE ns = ? AND (expires IS NULL OR expires > ?)"
+_PRUNE = "DELETE FROM kv WHERE expires IS NOT NULL AND expires <= ?"
 
 # SQLite primary result codes meaning "this file is not a usable database" (not "cannot open it").
 _SQLITE_CORRUPT = 11
 _SQLITE_NOTADB = 26
 
-# (namespace, key) → (JSON text, or None for a delete; time of the put)
-_Pending = dict[tuple[str, str], tuple[str | None, float]]
+# (namespace, key) → (JSON text, or None for a delete; time of the put; when it expires, None: never)
+_Pending = dict[tuple[str, str], tuple[str | None, float, float | None]]
 
 
 class _Corrupt(sqlite3.DatabaseError):
@@ -52,9 +59,11 @@ class _Corrupt(sqlite3.DatabaseError):
 class SqliteBackend(StateBackend):
     name = "sqlite"
 
-    def __init__(self, path: str | Path, *, flush_interval: float = 0.5) -> None:
+    def __init__(self, path: str | Path, *, flush_interval: float = 0.5, prune_every: float = 60.0) -> None:
         self.path = Path(path).expanduser()
         self.flush_interval = flush_interval
+        self.prune_every = prune_every
+        self._next_prune = 0.0
         self._pending: _Pending = {}
         self._conn: sqlite3.Connection | None = None
         # One connection shared by worker threads; the lock makes check_same_thread=False safe.
@@ -96,6 +105,8 @@ class SqliteBackend(StateBackend):
                 await asyncio.wait_for(self._stop.wait(), timeout=self.flush_interval)
             try:
                 await self.flush()
+                if time.monotonic() >= self._next_prune:
+                    await self.prune()
             except Exception:  # the loop must outlive any single bad batch
                 log.exception("state: flush to %s failed", self.path)
 
@@ -117,10 +128,12 @@ class SqliteBackend(StateBackend):
 
     def put(self, namespace: str, key: str, value: Any) -> None:
         # Encoding here snapshots the value and surfaces a non-JSON value at the caller, not in the loop.
-        self._pending[(namespace, key)] = (encode(value), time.time())
+        now = time.time()
+        ttl = value_ttl(namespace, key, value, now)
+        self._pending[(namespace, key)] = (encode(value), now, None if ttl is None else now + ttl)
 
     def delete(self, namespace: str, key: str) -> None:
-        self._pending[(namespace, key)] = (None, time.time())
+        self._pending[(namespace, key)] = (None, time.time(), None)
 
     async def flush(self) -> None:
         async with self._flush_lock:
@@ -137,13 +150,23 @@ class SqliteBackend(StateBackend):
                 return
             self._mark_healthy()
 
+    async def prune(self) -> None:
+        """Delete the rows whose lifetime is over."""
+        self._next_prune = time.monotonic() + self.prune_every
+        if not await self._ensure_open():
+            return
+        try:
+            await asyncio.to_thread(self._prune, time.time())
+        except (OSError, sqlite3.Error) as exc:
+            self._mark_unhealthy(exc)
+
     # -- reads -------------------------------------------------------------------------------------
 
     async def load(self, namespace: str) -> dict[str, Any]:
         rows: list[tuple[str, str]] = []
         if await self._ensure_open():
             try:
-                rows = await asyncio.to_thread(self._read, namespace)
+                rows = await asyncio.to_thread(self._read, namespace, time.time())
             except (OSError, sqlite3.Error) as exc:
                 self._mark_unhealthy(exc)
         result: dict[str, Any] = {}
@@ -153,10 +176,11 @@ class SqliteBackend(StateBackend):
             except orjson.JSONDecodeError:
                 log.warning("state: skipping unreadable value %s/%s in %s", namespace, key, self.path)
         # Read-your-writes: changes not yet flushed are part of the state.
-        for (ns, key), (pending, _) in list(self._pending.items()):
+        now = time.time()
+        for (ns, key), (pending, _, expires) in list(self._pending.items()):
             if ns != namespace:
                 continue
-            if pending is None:
+            if pending is None or (expires is not None and expires <= now):
                 result.pop(key, None)
             else:
                 result[key] = decode(pending)
@@ -220,6 +244,9 @@ class SqliteBackend(StateBackend):
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(_SCHEMA)
+            if "expires" not in {row[1] for row in conn.execute("PRAGMA table_info(kv)")}:
+                conn.execute(_ADD_EXPIRES)
+            conn.execute(_INDEX)
             verdict = conn.execute("PRAGMA quick_check").fetchone()
             if not verdict or verdict[0] != "ok":
                 raise _Corrupt(f"integrity check failed: {verdict!r}")
@@ -243,8 +270,8 @@ class SqliteBackend(StateBackend):
         return target
 
     def _write(self, batch: _Pending) -> None:
-        puts = [(ns, key, text, ts) for (ns, key), (text, ts) in batch.items() if text is not None]
-        deletes = [(ns, key) for (ns, key), (text, _) in batch.items() if text is None]
+        puts = [(ns, key, text, ts, exp) for (ns, key), (text, ts, exp) in batch.items() if text is not None]
+        deletes = [(ns, key) for (ns, key), (text, _, _) in batch.items() if text is None]
         with self._db_lock:
             conn = self._require_conn()
             conn.execute("BEGIN")
@@ -257,9 +284,13 @@ class SqliteBackend(StateBackend):
                     conn.execute("ROLLBACK")
                 raise
 
-    def _read(self, namespace: str) -> list[tuple[str, str]]:
+    def _read(self, namespace: str, now: float) -> list[tuple[str, str]]:
         with self._db_lock:
-            return list(self._require_conn().execute(_SELECT, (namespace,)).fetchall())
+            return list(self._require_conn().execute(_SELECT, (namespace, now)).fetchall())
+
+    def _prune(self, now: float) -> None:
+        with self._db_lock:
+            self._require_conn().execute(_PRUNE, (now,))
 
     def _require_conn(self) -> sqlite3.Connection:
         if self._conn is None:
