@@ -37,7 +37,7 @@ from modelpool.engine.walks import call_walker
 from modelpool.events import EventBus, LastPlans, LiveRoute, SessionLog
 from modelpool.fleet import FleetView
 from modelpool.health.quota import SHARED_NS as QUOTA_NS
-from modelpool.health.quota import QuotaBook
+from modelpool.health.quota import QuotaBook, reserve_in_force
 from modelpool.health.registry import HealthRegistry
 from modelpool.hedge.policy import HedgeBudget
 from modelpool.history import SessionHistory, create_history_store
@@ -105,7 +105,7 @@ class Engine:
         self.priors = CandidatePriors(self.aggregators)
         # SPEC §3.8: the rate-limit headers of every reply; lowness shared with the other replicas.
         self.quota = QuotaBook(
-            self._quota_reserve,
+            lambda: reserve_in_force(self.runtime),
             clock=clock,
             share=(lambda route, value, ttl: self.state.share(QUOTA_NS, route, value, ttl))
             if self.state.shared
@@ -157,15 +157,6 @@ class Engine:
         self.history: SessionHistory = SessionHistory(
             create_history_store(self.state), lambda: self.runtime.config.sessions, clock=clock
         )
-
-    def _quota_reserve(self) -> tuple[int, int, bool]:
-        """`pool.quota` of the config in force, read once per runtime (the quota book asks per reply)."""
-        memo = self.runtime.memo
-        found: tuple[int, int, bool] | None = memo.get("quota_reserve")
-        if found is None:
-            quota = self.runtime.config.pool.quota
-            found = memo["quota_reserve"] = (quota.reserve.requests, quota.reserve.tokens, quota.enabled)
-        return found
 
     # ---- construction -------------------------------------------------------------------------
 

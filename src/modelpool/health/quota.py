@@ -29,6 +29,17 @@ SHARED_NS = "live.quota"
 SHARE_EVERY = 1.0  # seconds between two shared token readings of one route (a change of lowness: at once)
 
 
+def reserve_in_force(runtime: Any) -> tuple[int, int, bool]:
+    """(requests, tokens, enabled) of the runtime's `pool.quota`, read once per runtime (`runtime.memo`):
+    the quota book asks on every reply."""
+    memo = runtime.memo
+    found: tuple[int, int, bool] | None = memo.get("quota_reserve")
+    if found is None:
+        quota = runtime.config.pool.quota
+        found = memo["quota_reserve"] = (quota.reserve.requests, quota.reserve.tokens, quota.enabled)
+    return found
+
+
 def clock_text(at: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(at))
 
