@@ -23,22 +23,16 @@ def quota_row(replica: Replica, route: str) -> dict[str, object] | None:
     return quota
 
 
+def limited_alpha_and_beta(limit: RateLimit) -> FleetSpec:
+    """`alpha` announces `limit`, `beta` announces nothing."""
+    fast = {"models": [SimModel("m1", output_tokens=4)], "ttft": 0.002, "tps": 5000.0}
+    return FleetSpec([SimProvider("alpha", rate_limit=limit, **fast), SimProvider("beta", **fast)])  # type: ignore[arg-type]
+
+
 def test_a_route_replica_a_saw_run_short_is_demoted_on_replica_b(
     tmp_path: Path, redis_server: RedisServer
 ) -> None:
-    spec = FleetSpec(
-        [
-            SimProvider(
-                "alpha",
-                models=[SimModel("m1", output_tokens=4)],
-                ttft=0.002,
-                tps=5000.0,
-                rate_limit=RateLimit(requests=2, window=WINDOW),
-            ),
-            SimProvider("beta", models=[SimModel("m1", output_tokens=4)], ttft=0.002, tps=5000.0),
-        ]
-    )
-    with FleetThread(spec) as ft:
+    with FleetThread(limited_alpha_and_beta(RateLimit(requests=2, window=WINDOW))) as ft:
         cfg = replica_config(ft, redis_server.url, sticky=False)
         a, b = Replica("a", cfg, tmp_path), Replica("b", cfg, tmp_path)
         try:
@@ -73,20 +67,8 @@ def test_a_route_short_of_tokens_on_replica_a_is_demoted_on_replica_b(
     last reading before A stops calling the route too, at most a second later). Each call ("hello") costs
     the sim 1 prompt + 4 output tokens; the gateway estimates its prompt at 5 and `reserve.tokens: 4` keeps
     room for the answer: of 14 tokens a window, 4 are left after A's two calls, too few for any call."""
-    window = 8.0
-    spec = FleetSpec(
-        [
-            SimProvider(
-                "alpha",
-                models=[SimModel("m1", output_tokens=4)],
-                ttft=0.002,
-                tps=5000.0,
-                rate_limit=RateLimit(tokens=14, window=window, style=style),  # type: ignore[arg-type]
-            ),
-            SimProvider("beta", models=[SimModel("m1", output_tokens=4)], ttft=0.002, tps=5000.0),
-        ]
-    )
-    with FleetThread(spec) as ft:
+    limit = RateLimit(tokens=14, window=8.0, style=style)  # type: ignore[arg-type]
+    with FleetThread(limited_alpha_and_beta(limit)) as ft:
         cfg = replica_config(
             ft, redis_server.url, sticky=False, quota={"reserve": {"requests": 1, "tokens": 4}}
         )
